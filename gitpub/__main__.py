@@ -1,0 +1,3 @@
+from gitpub.cli import main
+
+main()

@@ -1,0 +1,149 @@
+"""The `git blogpub` command line: thin click wrappers over the plain functions in commands/."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gitpub.errors import GitpubError
+from gitpub.sanitize import sanitize
+
+
+class _Ctx:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+
+pass_ctx = click.make_pass_decorator(_Ctx)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-C", "path", default=".", metavar="PATH", help="Run as if started in PATH.")
+@click.pass_context
+def cli(click_ctx: click.Context, path: str) -> None:
+    """Durable publication of articles into a git-backed blog."""
+    click_ctx.obj = _Ctx(Path(path))
+
+
+@cli.command()
+@click.option("--key", required=True, help="Idempotency key: the same key is the same request.")
+@click.option("--source", required=True, metavar="FILE|-", help="The source text.")
+@click.option("--target", default=None, metavar="PATH", help="Article path inside a content folder.")
+@click.option("--topic", default=None, help="Topic text (stored sanitized).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@pass_ctx
+def submit(c: _Ctx, key: str, source: str, target: str | None, topic: str | None, as_json: bool) -> None:
+    """Register a publication job (idempotent by --key)."""
+    from gitpub.commands import submit as cmd
+
+    cmd.main(c.path, key=key, source=source, target=target, topic=topic, as_json=as_json)
+
+
+@cli.group()
+def topic() -> None:
+    """Topic sessions: one job per close."""
+
+
+@topic.command("close")
+@click.argument("session")
+@click.option("--source", required=True, metavar="FILE|-")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def topic_close(c: _Ctx, session: str, source: str, as_json: bool) -> None:
+    """Close SESSION and create (or return) its job for this close revision."""
+    from gitpub.commands import submit as cmd
+
+    cmd.topic_close(c.path, session=session, source=source, as_json=as_json)
+
+
+@topic.command("reopen")
+@click.argument("session")
+@pass_ctx
+def topic_reopen(c: _Ctx, session: str) -> None:
+    """Reopen SESSION: its next close is a new request."""
+    from gitpub.commands import submit as cmd
+
+    cmd.topic_reopen(c.path, session=session)
+
+
+@cli.command()
+@click.option("--until-idle", is_flag=True, help="Exit 0 once nothing is due.")
+@click.option("--interval", default=30.0, type=click.FloatRange(min=0.01), show_default=True)
+@pass_ctx
+def run(c: _Ctx, until_idle: bool, interval: float) -> None:
+    """Worker: prepare, commit and deliver due jobs."""
+    from gitpub.commands import run as cmd
+
+    cmd.main(c.path, until_idle=until_idle, interval=interval)
+
+
+@cli.command()
+@click.argument("job_ids", nargs=-1, metavar="[JOB]...")
+@pass_ctx
+def relay(c: _Ctx, job_ids: tuple[str, ...]) -> None:
+    """Deliver due jobs now (all, or the JOBs named)."""
+    from gitpub.commands import run as cmd
+
+    cmd.relay(c.path, job_ids=job_ids)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--state", default=None, help="Only jobs in this state.")
+@pass_ctx
+def status(c: _Ctx, as_json: bool, state: str | None) -> None:
+    """Jobs, grouped by what they need."""
+    from gitpub.commands import status as cmd
+
+    cmd.main(c.path, as_json=as_json, state=state)
+
+
+@cli.command()
+@click.argument("job_id", metavar="JOB")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def show(c: _Ctx, job_id: str, as_json: bool) -> None:
+    """One job and its full event history."""
+    from gitpub.commands import status as cmd
+
+    cmd.show(c.path, job_id=job_id, as_json=as_json)
+
+
+@cli.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+def demo(directory: Path | None) -> None:
+    """Scratch blog + bare remote in DIRECTORY; publish a sample article end to end."""
+    from gitpub.commands import demo as cmd
+
+    cmd.main(directory)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: expected failures print one line and exit 1; usage errors exit 2."""
+    try:
+        rc: Any = cli.main(args=argv, prog_name="git blogpub", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("git blogpub: aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except GitpubError as exc:
+        click.echo(f"git blogpub: {sanitize(exc.message)}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # a bug: still one line, unless asked for the traceback
+        if os.environ.get("GITPUB_DEBUG"):
+            raise
+        click.echo(
+            f"git blogpub: internal error: {type(exc).__name__}: {sanitize(str(exc))} "
+            "(set GITPUB_DEBUG=1 for the traceback)",
+            err=True,
+        )
+        sys.exit(1)
+    sys.exit(rc if isinstance(rc, int) else 0)

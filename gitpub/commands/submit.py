@@ -1,0 +1,73 @@
+"""`git blogpub submit` and `git blogpub topic close|reopen`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gitpub import crash, jobs
+from gitpub.commands.output import emit_json, say
+from gitpub.context import Context, open_context
+from gitpub.errors import InputError
+from gitpub.jobs import Job
+
+
+def read_source(ctx: Context, source: str) -> str:
+    """The submitted text from a file or `-` (stdin), validated before anything is written."""
+    limit = ctx.config.publish.max_source_bytes
+    if source == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+        name = "<stdin>"
+    else:
+        path = Path(source)
+        name = source
+        try:
+            with path.open("rb") as fh:
+                data = fh.read(limit + 1)
+        except FileNotFoundError:
+            raise InputError(f"{source}: no such source file") from None
+        except IsADirectoryError:
+            raise InputError(f"{source}: is a directory, not a source file") from None
+        except OSError as exc:
+            raise InputError(f"{source}: cannot read: {exc.strerror}") from None
+    if len(data) > limit:
+        raise InputError(f"{name}: source is over the limit of {limit} bytes (publish.max_source_bytes)")
+    return jobs.decode_source(data, name, limit)
+
+
+def submit(ctx: Context, *, key: str, text: str, target: str | None, topic: str | None) -> tuple[Job, bool]:
+    if not key.strip():
+        raise InputError("--key must not be empty")
+    if target is not None:
+        target = jobs.check_target(ctx.config, ctx.repo.root, target)
+    job, created = jobs.create(ctx, key=key, source=text, target=target, topic=topic)
+    if created:
+        crash.point("after_received")
+    return job, created
+
+
+def _report(job: Job, created: bool, as_json: bool) -> None:
+    if as_json:
+        emit_json({"job_id": job.job_id, "state": job.state.value, "created": created})
+    else:
+        say(f"{job.job_id} {job.state.value} ({'created' if created else 'existing job for this key'})")
+
+
+def main(path: Path, *, key: str, source: str, target: str | None, topic: str | None, as_json: bool) -> None:
+    with open_context(path) as ctx:
+        text = read_source(ctx, source)
+        job, created = submit(ctx, key=key, text=text, target=target, topic=topic)
+        _report(job, created, as_json)
+
+
+def topic_close(path: Path, *, session: str, source: str, as_json: bool) -> None:
+    with open_context(path) as ctx:
+        text = read_source(ctx, source)
+        job, created = jobs.topic_close(ctx, session, text)
+        _report(job, created, as_json)
+
+
+def topic_reopen(path: Path, *, session: str) -> None:
+    with open_context(path) as ctx:
+        jobs.topic_reopen(ctx.store, session)
+        say(f"topic {session} reopened")

@@ -1,0 +1,321 @@
+"""`.blogpub.toml` plus the node-local user config, validated into one frozen Config."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import platformdirs
+
+from gitpub.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older interpreters only
+    import tomli as tomllib
+
+CONFIG_NAME = ".blogpub.toml"
+
+StepSpec = Union[str, tuple[str, ...]]
+"""A step is "builtin:NAME" or an argv for an external command."""
+
+
+@dataclass(frozen=True)
+class PublishConfig:
+    remote: str = "origin"
+    branch: str = "main"
+    content: tuple[str, ...] = ("content/posts",)
+    suffixes: tuple[str, ...] = (".mdx", ".md")
+    max_source_bytes: int = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FontsConfig:
+    source: str = "fonts/source.otf"
+    face: int = 0
+    outputs: tuple[str, ...] = ("public/fonts/blog.woff2",)
+    always: str = "ascii"
+    quality: int = 10
+    missing: str = "warn"  # "warn" or "review": characters the source font lacks
+    engine: str = "auto"  # "auto" (harfbuzz when importable), "harfbuzz" or "fonttools"
+
+
+@dataclass(frozen=True)
+class StepsConfig:
+    draft: StepSpec = "builtin:passthrough"
+    judge: StepSpec = "builtin:similarity"
+    recheck: StepSpec = "builtin:similarity"
+    review: tuple[tuple[str, ...], ...] = ()
+    scan: StepSpec = "builtin:secrets"
+    validate: StepSpec = "builtin:mdx"
+    timeout: float = 120.0
+    similarity_skip: float = 0.85  # at or above: the candidate duplicates an existing article
+    similarity_update: float = 0.5  # at or above (and below skip): it updates that article
+
+
+@dataclass(frozen=True)
+class RetryConfig:
+    max_attempts: int = 8
+    base_delay: float = 30.0
+    max_delay: float = 3600.0
+    probe_interval: float = 3600.0
+    push_races: int = 5  # non-fast-forward rejections absorbed by fetch+rebase in one attempt
+    lease_seconds: float = 600.0
+
+
+@dataclass(frozen=True)
+class GcConfig:
+    keep_days: float = 30.0  # refs/blog-jobs of finished jobs older than this are removed
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    publish: PublishConfig = field(default_factory=PublishConfig)
+    fonts: FontsConfig | None = None
+    steps: StepsConfig = field(default_factory=StepsConfig)
+    retry: RetryConfig = field(default_factory=RetryConfig)
+    gc: GcConfig = field(default_factory=GcConfig)
+    node: str = "local"
+
+    @property
+    def font_outputs(self) -> tuple[str, ...]:
+        return self.fonts.outputs if self.fonts else ()
+
+
+# ---------------------------------------------------------------- validation helpers
+
+
+class _Reader:
+    """Reads one TOML table, naming file and dotted key in every error."""
+
+    def __init__(self, path: Path, table: str, data: Any) -> None:
+        self.path = path
+        self.table = table
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: [{table}] must be a table")
+        self.data: dict[str, Any] = data
+
+    def _key(self, key: str) -> str:
+        return f"{self.table}.{key}"
+
+    def _fail(self, key: str, expected: str) -> ConfigError:
+        got = type(self.data[key]).__name__
+        return ConfigError(f"{self.path}: {self._key(key)} must be {expected}, got {got}")
+
+    def check_known(self, known: set[str]) -> None:
+        for key in self.data:
+            if key not in known:
+                raise ConfigError(
+                    f"{self.path}: unknown key {self._key(key)} (known: {', '.join(sorted(known))})"
+                )
+
+    def string(self, key: str, default: str) -> str:
+        value = self.data.get(key, default)
+        if not isinstance(value, str) or not value:
+            raise self._fail(key, "a non-empty string")
+        return value
+
+    def integer(self, key: str, default: int, lo: int | None = None, hi: int | None = None) -> int:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._fail(key, "an integer")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            bounds = f"from {lo}" + (f" to {hi}" if hi is not None else "")
+            raise ConfigError(f"{self.path}: {self._key(key)} must be an integer {bounds}")
+        return value
+
+    def number(self, key: str, default: float, lo: float = 0.0) -> float:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self._fail(key, "a number")
+        if value < lo:
+            raise ConfigError(f"{self.path}: {self._key(key)} must be at least {lo}")
+        return float(value)
+
+    def strings(self, key: str, default: tuple[str, ...], nonempty: bool = True) -> tuple[str, ...]:
+        value = self.data.get(key, list(default))
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self._fail(key, "a list of non-empty strings")
+        if nonempty and not value:
+            raise ConfigError(f"{self.path}: {self._key(key)} must not be empty")
+        return tuple(value)
+
+    def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
+        value = self.string(key, default)
+        if value not in choices:
+            raise ConfigError(
+                f"{self.path}: {self._key(key)} must be one of {', '.join(choices)}, got {value!r}"
+            )
+        return value
+
+    def step(self, key: str, default: StepSpec) -> StepSpec:
+        value = self.data.get(key, default)
+        if isinstance(value, str) and value.startswith("builtin:"):
+            return value
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise ConfigError(
+            f"{self.path}: {self._key(key)} must be \"builtin:NAME\" or a non-empty argv list"
+        )
+
+
+def _relative_path(path: Path, key: str, value: str) -> str:
+    pure = Path(value)
+    if pure.is_absolute() or ".." in pure.parts or value.startswith("~"):
+        raise ConfigError(f"{path}: {key} must be a path inside the repository, got {value!r}")
+    return pure.as_posix().rstrip("/")
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _publish(path: Path, data: Any) -> PublishConfig:
+    r = _Reader(path, "publish", data)
+    r.check_known({"remote", "branch", "content", "suffixes", "max_source_bytes"})
+    d = PublishConfig()
+    content = tuple(
+        _relative_path(path, "publish.content", c) for c in r.strings("content", d.content)
+    )
+    suffixes = r.strings("suffixes", d.suffixes)
+    for s in suffixes:
+        if not s.startswith("."):
+            raise ConfigError(f"{path}: publish.suffixes entries must start with '.', got {s!r}")
+    return PublishConfig(
+        remote=r.string("remote", d.remote),
+        branch=r.string("branch", d.branch),
+        content=content,
+        suffixes=suffixes,
+        max_source_bytes=r.integer("max_source_bytes", d.max_source_bytes, lo=1),
+    )
+
+
+def _fonts(path: Path, data: Any) -> FontsConfig:
+    r = _Reader(path, "fonts", data)
+    r.check_known({"source", "face", "outputs", "always", "quality", "missing", "engine"})
+    d = FontsConfig()
+    outputs = tuple(
+        _relative_path(path, "fonts.outputs", o) for o in r.strings("outputs", d.outputs)
+    )
+    for o in outputs:
+        if not o.endswith((".woff2", ".woff")):
+            raise ConfigError(f"{path}: fonts.outputs entries must end in .woff2 or .woff: {o!r}")
+    source = r.string("source", d.source)
+    if not source.lower().endswith((".ttf", ".otf", ".ttc", ".otc")):
+        raise ConfigError(f"{path}: fonts.source must be a .ttf, .otf or .ttc file: {source!r}")
+    return FontsConfig(
+        source=source,
+        face=r.integer("face", d.face, lo=0),
+        outputs=outputs,
+        always=r.string("always", d.always),
+        quality=r.integer("quality", d.quality, lo=0, hi=11),
+        missing=r.choice("missing", d.missing, ("warn", "review")),
+        engine=r.choice("engine", d.engine, ("auto", "harfbuzz", "fonttools")),
+    )
+
+
+def _steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
+    r = _Reader(path, "steps", data)
+    r.check_known(
+        {"draft", "judge", "recheck", "review", "scan", "validate", "timeout",
+         "similarity_skip", "similarity_update"}
+    )
+    review_raw = r.data.get("review", [list(a) for a in base.review])
+    if not isinstance(review_raw, list) or not all(
+        isinstance(a, list) and a and all(isinstance(x, str) for x in a) for a in review_raw
+    ):
+        raise ConfigError(f"{path}: steps.review must be a list of argv lists")
+    return StepsConfig(
+        draft=r.step("draft", base.draft),
+        judge=r.step("judge", base.judge),
+        recheck=r.step("recheck", base.recheck),
+        review=tuple(tuple(a) for a in review_raw),
+        scan=r.step("scan", base.scan),
+        validate=r.step("validate", base.validate),
+        timeout=r.number("timeout", base.timeout, lo=0.001),
+        similarity_skip=r.number("similarity_skip", base.similarity_skip),
+        similarity_update=r.number("similarity_update", base.similarity_update),
+    )
+
+
+def _retry(path: Path, data: Any) -> RetryConfig:
+    r = _Reader(path, "retry", data)
+    r.check_known(
+        {"max_attempts", "base_delay", "max_delay", "probe_interval", "push_races", "lease_seconds"}
+    )
+    d = RetryConfig()
+    return RetryConfig(
+        max_attempts=r.integer("max_attempts", d.max_attempts, lo=1),
+        base_delay=r.number("base_delay", d.base_delay),
+        max_delay=r.number("max_delay", d.max_delay),
+        probe_interval=r.number("probe_interval", d.probe_interval),
+        push_races=r.integer("push_races", d.push_races, lo=1),
+        lease_seconds=r.number("lease_seconds", d.lease_seconds, lo=0.1),
+    )
+
+
+def _gc(path: Path, data: Any) -> GcConfig:
+    r = _Reader(path, "gc", data)
+    r.check_known({"keep_days"})
+    return GcConfig(keep_days=r.number("keep_days", GcConfig().keep_days))
+
+
+def user_config_path() -> Path:
+    return Path(platformdirs.user_config_dir("gitpub", appauthor=False)) / "config.toml"
+
+
+def _user_config(path: Path) -> tuple[str | None, Mapping[str, Any] | None]:
+    if not path.is_file():
+        return None, None
+    data = _read_toml(path)
+    allowed = {"node", "steps"}
+    for key in data:
+        if key not in allowed:
+            raise ConfigError(f"{path}: unknown key {key} (known: node, steps)")
+    node = data.get("node")
+    if node is not None and (not isinstance(node, str) or not node.strip()):
+        raise ConfigError(f"{path}: node must be a non-empty string")
+    return node, data.get("steps")
+
+
+def load(root: Path) -> Config:
+    """Load `<root>/.blogpub.toml` (defaults when absent) and the node-local user config."""
+    path = root / CONFIG_NAME
+    data = _read_toml(path) if path.exists() else {}
+    for key in data:
+        if key not in {"publish", "fonts", "steps", "retry", "gc"}:
+            raise ConfigError(
+                f"{path}: unknown table [{key}] (known: publish, fonts, steps, retry, gc)"
+            )
+    steps = _steps(path, data.get("steps", {}), StepsConfig())
+    user_path = user_config_path()
+    user_node, user_steps = _user_config(user_path)
+    if user_steps is not None:
+        steps = _steps(user_path, user_steps, steps)
+    node = os.environ.get("GITPUB_NODE") or user_node or "local"
+    fonts = _fonts(path, data["fonts"]) if "fonts" in data else None
+    return Config(
+        root=root,
+        publish=_publish(path, data.get("publish", {})),
+        fonts=fonts,
+        steps=steps,
+        retry=_retry(path, data.get("retry", {})),
+        gc=_gc(path, data.get("gc", {})),
+        node=_single_line(node),
+    )
+
+
+def _single_line(value: str) -> str:
+    # The node name becomes a trailer value: a newline would forge further trailers.
+    return " ".join(value.split())

@@ -1,0 +1,46 @@
+"""The one error family of gitpub; the CLI maps it to exit codes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class GitpubError(Exception):
+    """An expected failure with a message meant for the user (exit status 1)."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(GitpubError):
+    """A configuration file is malformed; the message names file, key and expected type."""
+
+
+class InputError(GitpubError):
+    """A submitted source or argument is unusable."""
+
+
+class NotARepository(GitpubError):
+    """The given path is not inside a git repository."""
+
+
+class IllegalTransition(GitpubError):
+    """A state change that the transition table does not allow: a bug, never user input."""
+
+
+class LockOrderError(GitpubError):
+    """A lock was taken out of the fixed order delivery > checkout > repo > db."""
+
+
+class GitCommandError(GitpubError):
+    """A git subprocess failed; carries the command, exit code and stderr."""
+
+    def __init__(self, argv: Sequence[str], returncode: int, stderr: str) -> None:
+        self.argv = list(argv)
+        self.returncode = returncode
+        self.stderr = stderr
+        tail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
+        super().__init__(f"`{' '.join(self.argv)}` exited {returncode}: {tail}")

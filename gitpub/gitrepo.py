@@ -1,0 +1,229 @@
+"""Repository access: pygit2 for reads, the git executable for everything that touches a
+remote, a worktree or a rebase, so the user's credential helpers, ssh config and hooks work."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from gitpub.errors import GitCommandError, NotARepository
+from gitpub.types import Oid
+
+WRITER_ENV = "GITPUB_WRITER"
+"""Set on every git command gitpub runs: our hooks use it to tell our ref updates from others'."""
+
+# Variables that pin git to one repository or index. A hook inherits them from the git that
+# runs it; passed on to a git command aimed at another worktree they would redirect it.
+_LOCATION_VARS = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_NAMESPACE",
+    "GIT_QUARANTINE_PATH", "GIT_REFLOG_ACTION", "GIT_CEILING_DIRECTORIES",
+)
+
+
+def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
+    env[WRITER_ENV] = "1"
+    env.setdefault("GIT_TERMINAL_PROMPT", "0")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_git(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    check: bool = True,
+    input: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    argv = ["git", *args]
+    proc = subprocess.run(
+        argv, cwd=cwd, input=input, capture_output=True, env=git_env(env), check=False
+    )
+    if check and proc.returncode != 0:
+        raise GitCommandError(argv, proc.returncode, proc.stderr.decode("utf-8", "replace"))
+    return proc
+
+
+def git_out(args: Sequence[str], cwd: Path, **kw: object) -> str:
+    return run_git(args, cwd, **kw).stdout.decode("utf-8", "replace").strip()  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class PushResult:
+    ok: bool
+    rejected_non_ff: bool
+    stderr: str
+
+
+class Repo:
+    """The live checkout of a blog repository and its shared git directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.pg = pygit2.Repository(str(root))
+        self.common_dir = Path(self.pg.path).resolve()
+        # A linked worktree's .git points at worktrees/<name>; the common dir is the parent's.
+        commondir_file = self.common_dir / "commondir"
+        if commondir_file.exists():
+            self.common_dir = (self.common_dir / commondir_file.read_text().strip()).resolve()
+
+    @classmethod
+    def discover(cls, start: Path) -> Repo:
+        try:
+            found = pygit2.discover_repository(str(start))
+        except pygit2.GitError:
+            found = None
+        if not found:
+            raise NotARepository(f"{start}: not inside a git repository")
+        repo = pygit2.Repository(found)
+        if repo.is_bare or repo.workdir is None:
+            raise NotARepository(f"{start}: a bare repository has no checkout to publish from")
+        return cls(Path(repo.workdir).resolve())
+
+    @property
+    def state_dir(self) -> Path:
+        return self.common_dir / "blogpub"
+
+    # ------------------------------------------------------------------ reads (pygit2)
+
+    def resolve(self, ref: str) -> Oid | None:
+        try:
+            return Oid(str(self.pg.revparse_single(ref).peel(pygit2.Commit).id))
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+
+    def has_remote(self, name: str) -> bool:
+        return name in self.pg.remotes.names()
+
+    def tracking_ref(self, remote: str, branch: str) -> str:
+        return f"refs/remotes/{remote}/{branch}"
+
+    def commit(self, oid: str) -> pygit2.Commit:
+        return self.pg[oid].peel(pygit2.Commit)
+
+    def trailers(self, oid: str) -> dict[str, str]:
+        try:
+            return dict(self.commit(oid).message_trailers)
+        except (KeyError, ValueError, pygit2.GitError):
+            return {}
+
+    def walk(self, tip: str, hide: Iterable[str] = ()) -> Iterator[pygit2.Commit]:
+        """Commits reachable from tip and not from any of hide, newest first."""
+        walker = self.pg.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL)
+        for h in hide:
+            try:
+                walker.hide(pygit2.Oid(hex=h))
+            except (KeyError, ValueError, pygit2.GitError):
+                pass  # an unknown commit hides nothing
+        yield from walker
+
+    def find_by_trailers(
+        self, tip: str, hide: Iterable[str], wanted: Mapping[str, str]
+    ) -> Oid | None:
+        """The newest commit in tip's history (minus hide) whose trailers include `wanted`."""
+        for commit in self.walk(tip, hide):
+            trailers = commit.message_trailers
+            if all(trailers.get(k) == v for k, v in wanted.items()):
+                return Oid(str(commit.id))
+        return None
+
+    def blob_at(self, commit: str, path: str) -> bytes | None:
+        try:
+            entry = self.commit(commit).tree[path]
+        except (KeyError, ValueError):
+            return None
+        obj = self.pg[entry.id]
+        return obj.data if isinstance(obj, pygit2.Blob) else None
+
+    def files_under(self, commit: str, folders: Sequence[str]) -> dict[str, bytes]:
+        """Every blob below the given folders at commit, by repository-relative path."""
+        out: dict[str, bytes] = {}
+        tree = self.commit(commit).tree
+        for folder in folders:
+            try:
+                sub = tree[folder] if folder else tree
+            except KeyError:
+                continue
+            if isinstance(sub, pygit2.Tree):
+                self._collect(sub, folder, out)
+        return out
+
+    def _collect(self, tree: pygit2.Tree, prefix: str, out: dict[str, bytes]) -> None:
+        for entry in tree:
+            path = f"{prefix}/{entry.name}" if prefix else entry.name
+            obj = self.pg[entry.id]
+            if isinstance(obj, pygit2.Tree):
+                self._collect(obj, path, out)
+            elif isinstance(obj, pygit2.Blob):
+                out[path] = obj.data
+
+    def changed_paths(self, old: str, new: str) -> list[str]:
+        diff = self.pg.diff(self.commit(old).tree, self.commit(new).tree)
+        paths = set()
+        for delta in diff.deltas:
+            paths.add(delta.old_file.path)
+            paths.add(delta.new_file.path)
+        return sorted(paths)
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        if ancestor == descendant:
+            return True
+        return bool(self.pg.descendant_of(pygit2.Oid(hex=descendant), pygit2.Oid(hex=ancestor)))
+
+    def current_branch(self) -> str | None:
+        if self.pg.head_is_detached or self.pg.head_is_unborn:
+            return None
+        return str(self.pg.head.shorthand)
+
+    # ----------------------------------------------------------- writes (git executable)
+
+    def git(self, *args: str, cwd: Path | None = None, check: bool = True) -> str:
+        return git_out(args, cwd or self.root, check=check)
+
+    def update_ref(self, ref: str, new: str, old: str | None, reason: str) -> None:
+        """Compare-and-swap: moves ref to new only if it still points at old ('' = absent)."""
+        args = ["update-ref", "-m", reason, ref, new]
+        if old is not None:
+            args.append(old or "0" * 40)
+        run_git(args, self.root)
+
+    def delete_ref(self, ref: str, reason: str) -> None:
+        run_git(["update-ref", "-m", reason, "-d", ref], self.root)
+
+    def fetch(self, remote: str, branch: str, cwd: Path | None = None) -> None:
+        spec = f"+refs/heads/{branch}:{self.tracking_ref(remote, branch)}"
+        run_git(["fetch", "--quiet", "--no-tags", remote, spec], cwd or self.root)
+
+    def push(self, remote: str, src: str, branch: str, cwd: Path | None = None) -> PushResult:
+        proc = run_git(
+            ["push", "--porcelain", remote, f"{src}:refs/heads/{branch}"],
+            cwd or self.root,
+            check=False,
+        )
+        out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
+        rejected = proc.returncode != 0 and (
+            "non-fast-forward" in out or "fetch first" in out or "[rejected]" in out
+        )
+        return PushResult(proc.returncode == 0, rejected, out.strip())
+
+    def worktree_add(self, path: Path, branch: str, base: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run_git(["worktree", "add", "--quiet", "-B", branch, str(path), base], self.root)
+
+    def worktree_remove(self, path: Path, branch: str | None = None) -> None:
+        if path.exists():
+            run_git(["worktree", "remove", "--force", "--force", str(path)], self.root, check=False)
+        run_git(["worktree", "prune"], self.root, check=False)
+        if branch and self.resolve(f"refs/heads/{branch}"):
+            run_git(["branch", "-D", "--quiet", branch], self.root, check=False)
+
+    def is_clean(self, cwd: Path | None = None) -> bool:
+        return git_out(["status", "--porcelain", "--untracked-files=no"], cwd or self.root) == ""

@@ -1,0 +1,449 @@
+"""Jobs: creation with idempotency, the topic cursor, transitions with their events, leases."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from gitpub.config import Config
+from gitpub.context import Context
+from gitpub.errors import GitpubError, InputError
+from gitpub.sanitize import sanitize
+from gitpub.states import State, check_transition
+from gitpub.store import Store, at, now, parse_time
+from gitpub.types import JobId, Sha256
+
+
+class LeaseLost(GitpubError):
+    """Another worker owns this job now: stop at this checkpoint, touch nothing."""
+
+
+@dataclass(frozen=True)
+class Job:
+    job_id: JobId
+    idempotency_key: str
+    kind: str
+    state: State
+    failure_code: str | None
+    source_sha256: Sha256
+    source_path: str
+    topic: str | None
+    base_commit: str | None
+    target_path: str | None
+    target_blob_sha256: str | None
+    artifact_dir: str | None
+    artifact_sha256: str | None
+    local_commit: str | None
+    remote_commit: str | None
+    attempt: int
+    max_attempts: int
+    next_retry_at: str | None
+    last_recheck_head: str | None
+    last_recheck_delta_sha: str | None
+    lease_owner: str | None
+    lease_token: str | None
+    lease_expires_at: str | None
+    requested_target: str | None
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Job:
+        values = {f.name: row[f.name] for f in fields(cls)}
+        values["state"] = State(values["state"])
+        return cls(**values)
+
+    def public(self) -> dict[str, Any]:
+        """The fields `status --json` and `show --json` report."""
+        return {
+            "job_id": self.job_id,
+            "state": self.state.value,
+            "failure_code": self.failure_code,
+            "kind": self.kind,
+            "idempotency_key": self.idempotency_key,
+            "topic": self.topic,
+            "target_path": self.target_path,
+            "base_commit": self.base_commit,
+            "local_commit": self.local_commit,
+            "remote_commit": self.remote_commit,
+            "artifact_sha256": self.artifact_sha256,
+            "attempt": self.attempt,
+            "max_attempts": self.max_attempts,
+            "next_retry_at": self.next_retry_at,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+
+# ------------------------------------------------------------------------- source input
+
+
+def decode_source(data: bytes, name: str, limit: int) -> str:
+    """Validate submitted source bytes; every rejection names the source."""
+    if len(data) > limit:
+        raise InputError(f"{name}: source is {len(data)} bytes, over the limit of {limit}")
+    if b"\x00" in data:
+        raise InputError(f"{name}: source contains NUL bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: source is not UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        raise InputError(f"{name}: source is empty")
+    return text
+
+
+def check_target(cfg: Config, root: Path, target: str) -> str:
+    """A repository-relative article path inside one of the content folders, else InputError."""
+    pure = PurePosixPath(target.replace("\\", "/"))
+    if pure.is_absolute() or target.startswith("~"):
+        raise InputError(f"--target {target}: must be relative to the repository root")
+    if ".." in pure.parts or not pure.parts:
+        raise InputError(f"--target {target}: must not leave the content folders")
+    text = pure.as_posix()
+    folder = next(
+        (c for c in cfg.publish.content if text.startswith(c.rstrip("/") + "/")), None
+    )
+    if folder is None:
+        raise InputError(
+            f"--target {target}: not inside a content folder ({', '.join(cfg.publish.content)})"
+        )
+    if pure.suffix not in cfg.publish.suffixes:
+        raise InputError(
+            f"--target {target}: must end in one of {', '.join(cfg.publish.suffixes)}"
+        )
+    # A symlinked folder on the way could point anywhere; the resolved path must stay put.
+    real_root = root.resolve()
+    real_folder = (real_root / folder).resolve()
+    real_target = (real_root / text).resolve()
+    if not real_target.is_relative_to(real_folder) or not real_folder.is_relative_to(real_root):
+        raise InputError(f"--target {target}: resolves outside the content folder through a symlink")
+    return text
+
+
+# ------------------------------------------------------------------------------ reads
+
+
+def get(store: Store, job_id: str) -> Job | None:
+    row = store.conn.execute("SELECT * FROM blog_publication WHERE job_id = ?", (job_id,)).fetchone()
+    return Job.from_row(row) if row else None
+
+
+def require(store: Store, job_id: str) -> Job:
+    """A job by id or a unique id prefix (like git's abbreviated hashes)."""
+    job = get(store, job_id)
+    if job:
+        return job
+    rows = store.conn.execute(
+        "SELECT * FROM blog_publication WHERE job_id LIKE ? ESCAPE '\\' LIMIT 2",
+        (job_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
+    ).fetchall()
+    if len(rows) == 1 and len(job_id) >= 4:
+        return Job.from_row(rows[0])
+    if len(rows) > 1:
+        raise InputError(f"job {job_id}: ambiguous id prefix")
+    raise InputError(f"job {job_id}: no such job")
+
+
+def by_key(store: Store, key: str) -> Job | None:
+    row = store.conn.execute(
+        "SELECT * FROM blog_publication WHERE idempotency_key = ?", (key,)
+    ).fetchone()
+    return Job.from_row(row) if row else None
+
+
+def all_jobs(store: Store, state: State | None = None) -> list[Job]:
+    if state is None:
+        rows = store.conn.execute("SELECT * FROM blog_publication ORDER BY created_at, job_id")
+    else:
+        rows = store.conn.execute(
+            "SELECT * FROM blog_publication WHERE state = ? ORDER BY created_at, job_id",
+            (state.value,),
+        )
+    return [Job.from_row(r) for r in rows]
+
+
+def events(store: Store, job_id: str) -> list[dict[str, Any]]:
+    rows = store.conn.execute(
+        "SELECT seq, from_state, to_state, step, detail, at FROM blog_publication_event "
+        "WHERE job_id = ? ORDER BY seq",
+        (job_id,),
+    )
+    return [
+        {
+            "seq": r["seq"],
+            "from_state": r["from_state"],
+            "to_state": r["to_state"],
+            "step": r["step"],
+            "detail": json.loads(r["detail"]),
+            "at": r["at"],
+        }
+        for r in rows
+    ]
+
+
+def step_results(store: Store, job_id: str) -> dict[str, dict[str, Any]]:
+    """The latest recorded result of every finished prepare step of a job."""
+    out: dict[str, dict[str, Any]] = {}
+    for ev in events(store, job_id):
+        if ev["step"].startswith("step:"):
+            out[ev["step"][5:]] = ev["detail"]
+    return out
+
+
+# ------------------------------------------------------------------------------ writes
+
+
+def _canonical(detail: Mapping[str, Any] | None) -> str:
+    return sanitize(json.dumps(detail or {}, sort_keys=True, ensure_ascii=False, default=str))
+
+
+def _append_event(
+    conn: sqlite3.Connection,
+    job_id: str,
+    src: State | None,
+    dst: State | None,
+    step: str,
+    detail: Mapping[str, Any] | None,
+) -> None:
+    seq = conn.execute(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM blog_publication_event WHERE job_id = ?", (job_id,)
+    ).fetchone()[0]
+    conn.execute(
+        "INSERT INTO blog_publication_event (job_id, seq, from_state, to_state, step, detail, at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (job_id, seq, src.value if src else None, dst.value if dst else None, step,
+         _canonical(detail), now()),
+    )
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def create(
+    ctx: Context,
+    *,
+    key: str,
+    source: str,
+    kind: str = "article",
+    topic: str | None = None,
+    target: str | None = None,
+    conn_hook: Callable[[sqlite3.Connection, str], None] | None = None,
+) -> tuple[Job, bool]:
+    """Create the job for `key`, or return the existing one (created=False).
+
+    The idempotency key says "the same request again"; the source hash is only an index:
+    the same text submitted next week under a new key is a new, legitimate request."""
+    store = ctx.store
+    existing = by_key(store, key)
+    if existing:
+        return existing, False
+    job_id = JobId(str(uuid.uuid4()))
+    clean = sanitize(source)
+    source_path = ctx.job_dir(job_id) / "source.txt"
+    # The file first, then the row: a crash between them leaves an orphan file that gc
+    # removes, never a row pointing at nothing.
+    _write_atomic(source_path, clean.encode("utf-8"))
+    stamp = now()
+    try:
+        with store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO blog_publication (job_id, idempotency_key, kind, state, source_sha256,"
+                " source_path, topic, requested_target, max_attempts, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (job_id, sanitize(key), kind, State.RECEIVED.value,
+                 hashlib.sha256(clean.encode("utf-8")).hexdigest(),
+                 str(source_path.relative_to(ctx.state_dir)),
+                 sanitize(topic) if topic is not None else None, target,
+                 ctx.config.retry.max_attempts, stamp, stamp),
+            )
+            _append_event(conn, job_id, None, State.RECEIVED, "submit",
+                          {"key": key, "kind": kind, "target": target})
+            if conn_hook is not None:
+                conn_hook(conn, job_id)
+    except sqlite3.IntegrityError:
+        # Lost a race with a concurrent submit of the same key: theirs is the job.
+        shutil.rmtree(ctx.job_dir(job_id), ignore_errors=True)
+        winner = by_key(store, key)
+        if winner is None:
+            raise
+        return winner, False
+    except BaseException:
+        shutil.rmtree(ctx.job_dir(job_id), ignore_errors=True)
+        raise
+    job = get(store, job_id)
+    assert job is not None
+    return job, True
+
+
+def read_source(ctx: Context, job: Job) -> str:
+    return (ctx.state_dir / job.source_path).read_text("utf-8")
+
+
+def _set_clause(values: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    allowed = {f.name for f in fields(Job)} - {"job_id", "state", "created_at", "updated_at"}
+    parts, params = [], []
+    for name, value in values.items():
+        if name not in allowed:
+            raise ValueError(f"not a job field: {name}")
+        parts.append(f"{name} = ?")
+        params.append(sanitize(value) if isinstance(value, str) else value)
+    return ", ".join(parts), params
+
+
+def transition(
+    store: Store,
+    job: Job,
+    to: State,
+    step: str,
+    detail: Mapping[str, Any] | None = None,
+    *,
+    operator: bool = False,
+    also: Callable[[sqlite3.Connection], None] | None = None,
+    **values: Any,
+) -> Job:
+    """Move job to `to` (one transaction with its event). The row must still be in job.state
+    and, when job holds a lease, still under that lease; otherwise LeaseLost."""
+    check_transition(job.state, to, operator=operator)
+    return _update(store, job, to, step, detail, values, also)
+
+
+def record(
+    store: Store, job: Job, step: str, detail: Mapping[str, Any] | None = None, **values: Any
+) -> Job:
+    """Record a step result (and field changes) without changing state."""
+    return _update(store, job, None, step, detail, values)
+
+
+def _update(
+    store: Store,
+    job: Job,
+    to: State | None,
+    step: str,
+    detail: Mapping[str, Any] | None,
+    values: Mapping[str, Any],
+    also: Callable[[sqlite3.Connection], None] | None = None,
+) -> Job:
+    sets, params = _set_clause(values)
+    state = to or job.state
+    sql = "UPDATE blog_publication SET state = ?, updated_at = ?" + (f", {sets}" if sets else "")
+    sql += " WHERE job_id = ? AND state = ?"
+    args: list[Any] = [state.value, now(), *params, job.job_id, job.state.value]
+    if job.lease_token is not None:
+        sql += " AND lease_token = ?"
+        args.append(job.lease_token)
+    with store.transaction() as conn:
+        if conn.execute(sql, args).rowcount != 1:
+            raise LeaseLost(f"job {job.job_id}: no longer {job.state} under this worker's lease")
+        _append_event(conn, job.job_id, job.state if to else None, to, step, detail)
+        if also is not None:
+            also(conn)
+    fresh = get(store, job.job_id)
+    assert fresh is not None
+    return fresh
+
+
+# ------------------------------------------------------------------------------ leases
+
+
+def claim(store: Store, job_id: str, owner: str, seconds: float) -> Job | None:
+    """Take the job's lease in one atomic UPDATE; None when someone else holds it.
+
+    Losing this race is normal concurrency, not an error: the caller moves on."""
+    token = uuid.uuid4().hex
+    stamp = now()
+    with store.transaction() as conn:
+        got = conn.execute(
+            "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
+            " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?)",
+            (sanitize(owner), token, at(parse_time(stamp) + seconds), job_id, stamp),
+        ).rowcount
+    if got != 1:
+        return None
+    return get(store, job_id)
+
+
+def renew(store: Store, job: Job, seconds: float) -> Job:
+    """Extend the lease; LeaseLost when it was taken meanwhile."""
+    with store.transaction() as conn:
+        got = conn.execute(
+            "UPDATE blog_publication SET lease_expires_at = ? WHERE job_id = ? AND lease_token = ?",
+            (at(parse_time(now()) + seconds), job.job_id, job.lease_token),
+        ).rowcount
+    if got != 1:
+        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")
+    fresh = get(store, job.job_id)
+    assert fresh is not None
+    return fresh
+
+
+def release(store: Store, job: Job) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE blog_publication SET lease_owner = NULL, lease_token = NULL,"
+            " lease_expires_at = NULL WHERE job_id = ? AND lease_token = ?",
+            (job.job_id, job.lease_token),
+        )
+
+
+# ------------------------------------------------------------------------ topic cursor
+
+
+def topic_close(ctx: Context, session: str, source: str) -> tuple[Job, bool]:
+    """Close a topic session: one job per close revision, however often the close repeats.
+
+    The revision bump and the job insert are one transaction, so a crash can never leave a
+    closed revision without its job (or a job without its revision)."""
+    store = ctx.store
+    session = sanitize(session)
+    row = store.conn.execute(
+        "SELECT close_revision, is_open FROM topic_publication_cursor WHERE session_id = ?",
+        (session,),
+    ).fetchone()
+    previous = row["close_revision"] if row else 0
+    bump = row is None or bool(row["is_open"])
+    revision = previous + 1 if bump else previous
+    key = f"topic:{session}:{revision}"
+    existing = by_key(store, key)
+    if existing:
+        return existing, False
+
+    def bump_cursor(conn: sqlite3.Connection, job_id: str) -> None:
+        if not bump:
+            return
+        moved = conn.execute(
+            "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
+            " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
+            " close_revision = excluded.close_revision, is_open = 0"
+            " WHERE close_revision = ?",
+            (session, revision, previous),
+        ).rowcount
+        if moved != 1:
+            raise GitpubError(f"topic {session}: closed concurrently; close it again")
+
+    return create(ctx, key=key, source=source, kind="topic", topic=session, conn_hook=bump_cursor)
+
+
+def topic_reopen(store: Store, session: str) -> None:
+    session = sanitize(session)
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
+            " VALUES (?, 0, 1) ON CONFLICT (session_id) DO UPDATE SET is_open = 1",
+            (session,),
+        )

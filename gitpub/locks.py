@@ -1,0 +1,74 @@
+"""File locks with one total order: delivery > checkout > repo > db.
+
+A process may take a lock only if every lock it already holds ranks above it, so two
+processes can never wait on each other in a cycle. Taking one out of order raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import filelock
+
+from gitpub.errors import LockOrderError
+
+ORDER = ("delivery", "checkout", "repo", "db")
+"""delivery: the network part of relay. checkout: transactions on the live checkout.
+repo: short local git operations (worktree add/remove, log reads). db: store maintenance."""
+
+_held = threading.local()
+
+
+def _stack() -> list[str]:
+    if not hasattr(_held, "stack"):
+        _held.stack = []
+    stack: list[str] = _held.stack
+    return stack
+
+
+def held() -> tuple[str, ...]:
+    """Names of the locks this thread holds, outermost first."""
+    return tuple(_stack())
+
+
+class Locks:
+    def __init__(self, lock_dir: Path) -> None:
+        self.dir = lock_dir
+        lock_dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, name: str) -> Path:
+        return self.dir / f"{name}.lock"
+
+    @contextlib.contextmanager
+    def hold(self, name: str, timeout: float = -1) -> Iterator[None]:
+        """Hold lock `name` for the block; `timeout` < 0 waits forever."""
+        if name not in ORDER:
+            raise LockOrderError(f"unknown lock {name!r}")
+        stack = _stack()
+        rank = ORDER.index(name)
+        for outer in stack:
+            if ORDER.index(outer) >= rank:
+                raise LockOrderError(
+                    f"lock order violated: taking {name!r} while holding {outer!r} "
+                    f"(order: {' > '.join(ORDER)})"
+                )
+        lock = filelock.FileLock(str(self.path(name)), timeout=timeout, thread_local=False)
+        with lock:
+            stack.append(name)
+            try:
+                yield
+            finally:
+                stack.pop()
+
+    def is_free(self, name: str) -> bool:
+        """True when no process holds `name` right now (probe without waiting)."""
+        lock = filelock.FileLock(str(self.path(name)), timeout=0, thread_local=False)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            return False
+        lock.release()
+        return True

@@ -1,0 +1,242 @@
+"""Prepare: turn a job's source into an immutable artifact set in the job's own worktree.
+
+Steps run in order — draft → judge → review → scan → validate → fonts → manifest — and each
+finished step's answer is stored in the job folder with its hash in the event history. A
+step that finished is never run again for the same job: after a crash its stored answer is
+reused (the draft is the expensive, non-deterministic one)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitpub import crash, jobs
+from gitpub.context import Context
+from gitpub.errors import InputError
+from gitpub.jobs import Job
+from gitpub.prepare import manifest, steps
+from gitpub.prepare.frontmatter import parse, slugify
+from gitpub.prepare.protocol import StepFailed
+from gitpub.states import State
+from gitpub.types import Oid
+
+STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest")
+
+
+@dataclass
+class Outcome:
+    state: State  # READY_TO_COMMIT, REVIEW or SKIPPED
+    reason: str | None = None
+
+
+class Preparer:
+    def __init__(self, ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> None:
+        self.ctx = ctx
+        self.job = job
+        self._heartbeat = heartbeat
+        self.done = jobs.step_results(ctx.store, job.job_id)
+        self.dir = ctx.job_dir(job.job_id)
+
+    # ----------------------------------------------------------------- checkpointing
+
+    def beat(self) -> None:
+        self.job = self._heartbeat(self.job)
+
+    def _step_file(self, name: str) -> Path:
+        return self.dir / "steps" / f"{name}.json"
+
+    def checkpoint(self, name: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The step's answer: the recorded one when the step already finished, else computed
+        now, stored, and recorded as an event carrying its hash."""
+        path = self._step_file(name)
+        if name in self.done and path.is_file():
+            data = path.read_bytes()
+            if manifest.sha256_bytes(data) == self.done[name].get("sha256"):
+                stored: dict[str, Any] = json.loads(data)
+                return stored
+        answer = compute()
+        self.beat()
+        data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        jobs._write_atomic(path, data)
+        summary = {k: v for k, v in answer.items() if k not in ("text", "files")}
+        self.job = jobs.record(
+            self.ctx.store, self.job, f"step:{name}",
+            {"sha256": manifest.sha256_bytes(data), **summary},
+        )
+        self.done[name] = {"sha256": manifest.sha256_bytes(data)}
+        return answer
+
+    def call(self, kind: str, spec: Any, request: dict[str, Any]) -> dict[str, Any]:
+        return steps.call(
+            kind, spec, request, self.ctx.config.steps, cwd=self.ctx.repo.root,
+            heartbeat=self.beat, beat_every=self.ctx.config.retry.lease_seconds / 8,
+        )
+
+    # -------------------------------------------------------------------- the steps
+
+    def run(self) -> Outcome:
+        try:
+            return self._run()
+        except StepFailed as exc:
+            return Outcome(State.REVIEW, exc.message)
+
+    def _run(self) -> Outcome:
+        cfg = self.ctx.config
+        source = jobs.read_source(self.ctx, self.job)
+        base = self.base_commit()
+        if base is None:
+            return Outcome(State.REVIEW, f"branch {cfg.publish.branch!r} has no commit to build on")
+
+        draft = self.checkpoint("draft", lambda: self.draft(source))
+        crash.point("after_draft")
+        try:
+            path = self.article_path(draft)
+        except InputError as exc:
+            return Outcome(State.REVIEW, f"draft path: {exc.message}")
+
+        existing = self.ctx.repo.files_under(base, cfg.publish.content)
+        articles = {p: b for p, b in existing.items() if p.endswith(cfg.publish.suffixes)}
+        verdict = self.checkpoint("judge", lambda: self.judge(path, draft["text"], articles))
+        if verdict["decision"] == "SKIP":
+            return Outcome(State.SKIPPED, verdict.get("reason") or "judge: duplicate")
+        if verdict["decision"] == "UPDATE":
+            try:
+                path = jobs.check_target(cfg, self.ctx.repo.root, verdict["target"])
+            except InputError as exc:
+                return Outcome(State.REVIEW, f"judge target: {exc.message}")
+        text = draft["text"]
+        before = existing.get(path)
+        self.job = jobs.record(
+            self.ctx.store, self.job, "target",
+            {"path": path, "decision": verdict["decision"]},
+            target_path=path,
+            target_blob_sha256=manifest.sha256_bytes(before) if before is not None else None,
+        )
+
+        gates: list[tuple[str, Any]] = [(f"review{i}", argv) for i, argv in enumerate(cfg.steps.review)]
+        gates += [("scan", cfg.steps.scan), ("validate", cfg.steps.validate)]
+        for name, spec in gates:
+            answer = self.checkpoint(name, lambda n=name, s=spec: self.gate(n, s, path, text))
+            if not answer["ok"]:
+                where = f" (line {answer['line']})" if answer.get("line") else ""
+                return Outcome(State.REVIEW, f"{name}: {answer.get('reason') or 'rejected'}{where}")
+        crash.point("after_gates")
+
+        worktree = self.worktree(base)
+        target_file = worktree / path
+        target_file.parent.mkdir(parents=True, exist_ok=True)
+        target_file.write_bytes(text.encode("utf-8"))
+        written = [path]
+        if cfg.fonts is not None:
+            fonts_answer = self.checkpoint("fonts", lambda: self.fonts(worktree))
+            if fonts_answer.get("review"):
+                return Outcome(State.REVIEW, f"fonts: {fonts_answer['review']}")
+            written += list(fonts_answer.get("outputs", {}))
+        return self.seal(worktree, written)
+
+    def base_commit(self) -> Oid | None:
+        if self.job.base_commit:
+            return Oid(self.job.base_commit)
+        p = self.ctx.config.publish
+        # Build on what the remote had at our last fetch: the job commit then carries only
+        # the job's own change, never unpushed hand edits of the live checkout.
+        base = self.ctx.repo.resolve(self.ctx.tracking_ref) or self.ctx.repo.resolve(
+            f"refs/heads/{p.branch}"
+        )
+        if base is not None:
+            self.job = jobs.record(self.ctx.store, self.job, "base", {"base_commit": base},
+                                   base_commit=base)
+        return base
+
+    def draft(self, source: str) -> dict[str, Any]:
+        request = {"job_id": self.job.job_id, "source": source, "topic": self.job.topic,
+                   "target": self.job.requested_target}
+        answer = self.call("draft", self.ctx.config.steps.draft, request)
+        steps.check_draft(answer)
+        return answer
+
+    def article_path(self, draft: dict[str, Any]) -> str:
+        cfg = self.ctx.config
+        chosen = draft.get("path") or self.job.requested_target
+        if not chosen:
+            fm = parse(draft["text"]).fields
+            slug = slugify(fm.get("slug", "")) or slugify(fm.get("title", ""))
+            slug = slug or f"post-{self.job.job_id[:8]}"
+            chosen = f"{cfg.publish.content[0]}/{slug}{cfg.publish.suffixes[0]}"
+        return jobs.check_target(cfg, self.ctx.repo.root, chosen)
+
+    def judge(self, path: str, text: str, articles: dict[str, bytes]) -> dict[str, Any]:
+        request = {
+            "mode": "prepare",
+            "candidate": {"path": path, "text": text},
+            "existing": [{"path": p, "text": b.decode("utf-8", "replace")} for p, b in sorted(articles.items())],
+        }
+        answer = self.call("judge", self.ctx.config.steps.judge, request)
+        steps.check_judge(answer, "prepare")
+        return answer
+
+    def gate(self, name: str, spec: Any, path: str, text: str) -> dict[str, Any]:
+        answer = self.call(name, spec, {"path": path, "text": text})
+        steps.check_gate(name, answer)
+        return answer
+
+    def fonts(self, worktree: Path) -> dict[str, Any]:
+        from gitpub import fonts  # the font engine is heavy; only font-configured repos load it
+
+        return fonts.gate(self.ctx.config, worktree, heartbeat=self.beat)
+
+    # ---------------------------------------------------------- worktree and manifest
+
+    def worktree(self, base: Oid) -> Path:
+        return ensure_worktree(self.ctx, self.job, base)
+
+    def seal(self, worktree: Path, paths: list[str]) -> Outcome:
+        """Copy the written files into the immutable artifact folder and write the manifest."""
+        entries = manifest.entries_for(worktree, paths)
+        artifacts = self.dir / "artifacts"
+        if artifacts.exists():
+            shutil.rmtree(artifacts)
+        for e in entries:
+            dest = artifacts / e.path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(worktree / e.path, dest)
+        jobs._write_atomic(self.dir / "manifest.json", manifest.canonical(entries))
+        digest = manifest.digest(entries)
+        self.job = jobs.record(
+            self.ctx.store, self.job, "step:manifest",
+            {"sha256": digest, "files": [e.path for e in entries]},
+            artifact_dir=str(artifacts.relative_to(self.ctx.state_dir)),
+            artifact_sha256=digest,
+        )
+        return Outcome(State.READY_TO_COMMIT)
+
+
+def branch_name(job_id: str) -> str:
+    return f"blogpub/job/{job_id}"
+
+
+def ensure_worktree(ctx: Context, job: Job, start: str) -> Path:
+    """The job's worktree at `start`, created (or re-created) under the repo lock."""
+    path = ctx.worktree_dir(job.job_id)
+    with ctx.locks.hold("repo"):
+        head = ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
+        if path.joinpath(".git").exists() and head is not None:
+            return path
+        ctx.repo.worktree_remove(path)
+        ctx.repo.worktree_add(path, branch_name(job.job_id), start)
+    return path
+
+
+def discard_worktree(ctx: Context, job_id: str) -> None:
+    with ctx.locks.hold("repo"):
+        ctx.repo.worktree_remove(ctx.worktree_dir(job_id), branch_name(job_id))
+
+
+def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> tuple[Job, Outcome]:
+    preparer = Preparer(ctx, job, heartbeat)
+    outcome = preparer.run()
+    return preparer.job, outcome

@@ -1,0 +1,53 @@
+"""The manifest: every file a job writes, with its SHA-256, as canonical JSON."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitpub.types import Sha256
+
+
+def sha256_bytes(data: bytes) -> Sha256:
+    return Sha256(hashlib.sha256(data).hexdigest())
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    sha256: Sha256
+    size: int
+
+
+def entries_for(root: Path, paths: Iterable[str]) -> list[Entry]:
+    out = []
+    for rel in sorted(set(paths)):
+        data = (root / rel).read_bytes()
+        out.append(Entry(rel, sha256_bytes(data), len(data)))
+    return out
+
+
+def canonical(entries: Iterable[Entry]) -> bytes:
+    rows = [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in sorted(entries, key=lambda e: e.path)]
+    return json.dumps(rows, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def digest(entries: Iterable[Entry]) -> Sha256:
+    return sha256_bytes(canonical(entries))
+
+
+def load(path: Path) -> list[Entry]:
+    return [Entry(r["path"], Sha256(r["sha256"]), int(r["size"])) for r in json.loads(path.read_bytes())]
+
+
+def verify(root: Path, entries: Iterable[Entry]) -> list[str]:
+    """Paths under root whose bytes do not match the manifest (missing ones included)."""
+    bad = []
+    for e in entries:
+        f = root / e.path
+        if not f.is_file() or sha256_bytes(f.read_bytes()) != e.sha256:
+            bad.append(e.path)
+    return bad

@@ -1,0 +1,68 @@
+"""Dispatch a configured step to its built-in or external implementation, and check answers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from gitpub.config import StepSpec, StepsConfig
+from gitpub.prepare import builtins
+from gitpub.prepare.protocol import StepFailed, expect_fields, run_external
+
+_GATE_FIELDS: dict[str, type | tuple[type, ...]] = {"ok": bool, "reason": str, "line": int}
+_DRAFT_FIELDS: dict[str, type | tuple[type, ...]] = {"text": str, "path": str}
+_JUDGE_FIELDS: dict[str, type | tuple[type, ...]] = {"decision": str, "target": str, "reason": str}
+
+
+def _builtin(name: str, kind: str, cfg: StepsConfig) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    table: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+        "passthrough": builtins.passthrough,
+        "similarity": lambda r: builtins.judge(r, cfg.similarity_skip, cfg.similarity_update),
+        "secrets": builtins.secrets,
+        "mdx": builtins.mdx,
+    }
+    fn = table.get(name)
+    if fn is None:
+        raise StepFailed(f"{kind} step: unknown built-in {name!r} (known: {', '.join(table)})")
+    return fn
+
+
+def call(
+    kind: str,
+    spec: StepSpec,
+    request: Mapping[str, Any],
+    cfg: StepsConfig,
+    *,
+    cwd: Path,
+    heartbeat: Callable[[], None] | None = None,
+    beat_every: float = 30.0,
+) -> dict[str, Any]:
+    if isinstance(spec, str):
+        return _builtin(spec.removeprefix("builtin:"), kind, cfg)(request)
+    return run_external(
+        kind, spec, request, cwd=cwd, timeout=cfg.timeout, heartbeat=heartbeat, beat_every=beat_every
+    )
+
+
+def check_draft(answer: Mapping[str, Any]) -> None:
+    expect_fields("draft", answer, _DRAFT_FIELDS, ["text"])
+    if not str(answer["text"]).strip():
+        raise StepFailed("draft step answered an empty text")
+
+
+def check_judge(answer: Mapping[str, Any], mode: str) -> None:
+    expect_fields("judge" if mode == "prepare" else "recheck", answer, _JUDGE_FIELDS, ["decision"])
+    decision = answer["decision"]
+    allowed = ("NEW", "UPDATE", "SKIP") if mode == "prepare" else ("SKIP", "KEEP")
+    if decision not in allowed:
+        # Anything outside the contract is "cannot decide": fail closed.
+        raise StepFailed(f"{mode} judge answered {decision!r}, expected one of {', '.join(allowed)}")
+    if mode == "prepare" and decision == "UPDATE" and not answer.get("target"):
+        raise StepFailed("judge answered UPDATE without a target")
+    if mode == "recheck" and "target" in answer:
+        raise StepFailed("recheck judge answered a target; it may only SKIP or KEEP")
+
+
+def check_gate(kind: str, answer: Mapping[str, Any]) -> None:
+    expect_fields(kind, answer, _GATE_FIELDS, ["ok"])

@@ -1,0 +1,201 @@
+"""Delivery: fetch, rebase onto the remote branch, push, and confirm by trailers.
+
+A push may succeed while its response is lost, and a rebase gives the job commit a new
+hash, so "published" is decided only by finding the job's trailers on the remote-tracking
+branch after a fetch, and the hash stored is the remote's own."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitpub import crash, jobs, outbox, trailers
+from gitpub.commit import target_unchanged
+from gitpub.context import Context
+from gitpub.errors import GitCommandError
+from gitpub.gitrepo import run_git
+from gitpub.jobs import Job
+from gitpub.prepare import branch_name, discard_worktree, ensure_worktree
+from gitpub.states import State
+from gitpub.store import at
+from gitpub.types import Oid
+
+
+@dataclass
+class Result:
+    kind: str  # published | retry | conflict
+    reason: str = ""
+    remote_commit: Oid | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def backoff(cfg_base: float, cfg_max: float, attempt: int) -> float:
+    """Exponential backoff with 'equal jitter': half fixed, half random, capped."""
+    delay: float = min(cfg_max, cfg_base * (2 ** max(0, attempt - 1)))
+    return delay / 2 + random.uniform(0, delay / 2)
+
+
+def deliver(ctx: Context, job: Job) -> Job:
+    """Drive a job in LOCAL_COMMITTED, PUSHING, RETRY_WAIT (due) or FAILED (probe) onward."""
+    probe = job.state is State.FAILED
+    if job.state in (State.LOCAL_COMMITTED, State.RETRY_WAIT):
+        job = jobs.transition(ctx.store, job, State.PUSHING, "relay:start", {"attempt": job.attempt + 1})
+    with ctx.locks.hold("delivery"):
+        result = _deliver_locked(ctx, job)
+    job = jobs.get(ctx.store, job.job_id) or job  # the locked part may have recorded events
+    job = _settle(ctx, job, result, probe)
+    if job.state is State.PUBLISHED:
+        crash.point("after_published_before_cleanup")
+        discard_worktree(ctx, job.job_id)
+        fast_forward_live(ctx)
+    return job
+
+
+def _deliver_locked(ctx: Context, job: Job) -> Result:
+    repo, pub = ctx.repo, ctx.config.publish
+    try:
+        repo.fetch(pub.remote, pub.branch)
+    except GitCommandError as exc:
+        return Result("retry", f"fetch failed: {exc.stderr.strip()[-300:]}")
+    found = _confirmed(ctx, job)
+    if found:
+        # Already there: a previous push whose answer we never recorded. Never push twice.
+        return Result("published", "found on remote before pushing", found)
+    worktree = _worktree_at_job_commit(ctx, job)
+    for race in range(ctx.config.retry.push_races):
+        tip = repo.resolve(ctx.tracking_ref)
+        if tip is None:
+            return Result("retry", f"remote branch {pub.branch!r} does not exist")
+        if not target_unchanged(ctx, job, tip):
+            return Result("conflict", f"{job.target_path} changed on the remote since the snapshot",
+                          detail={"failure_code": "target_changed", "paths": [job.target_path]})
+        conflict = _rebase(worktree, ctx.tracking_ref)
+        if conflict is not None:
+            return Result("conflict", "rebase conflict in " + ", ".join(conflict),
+                          detail={"failure_code": "rebase_conflict", "paths": conflict})
+        head = repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
+        assert head is not None
+        job = _record_local(ctx, job, head)
+        crash.point("after_rebase_before_push")
+        pushed = repo.push(pub.remote, head, pub.branch, cwd=worktree)
+        if pushed.ok:
+            crash.point("after_push_before_db")
+            jobs.record(ctx.store, job, "push", {"commit": head, "race": race})
+        elif not pushed.rejected_non_ff:
+            return Result("retry", f"push failed: {pushed.stderr[-300:]}")
+        try:
+            repo.fetch(pub.remote, pub.branch)
+        except GitCommandError as exc:
+            return Result("retry", f"fetch failed: {exc.stderr.strip()[-300:]}")
+        found = _confirmed(ctx, job)
+        if found:
+            return Result("published", "confirmed by trailers", found)
+        if pushed.ok:
+            return Result("retry", "push accepted but the commit is not on the remote branch")
+        jobs.record(ctx.store, job, "push:rejected", {"race": race, "reason": "non-fast-forward"})
+    return Result("retry", f"remote moved during {ctx.config.retry.push_races} push attempts")
+
+
+def _confirmed(ctx: Context, job: Job) -> Oid | None:
+    return trailers.find_remote(
+        ctx.repo, ctx.tracking_ref, job.base_commit, job.job_id, job.artifact_sha256 or ""
+    )
+
+
+def _record_local(ctx: Context, job: Job, head: Oid) -> Job:
+    if head == job.local_commit:
+        return job
+    ctx.repo.update_ref(trailers.job_ref(job.job_id), head, None, f"gitpub: rebase job {job.job_id}")
+    return jobs.record(ctx.store, job, "rebase", {"commit": head}, local_commit=head)
+
+
+def _worktree_at_job_commit(ctx: Context, job: Job) -> Path:
+    """The job worktree, clean, on the job commit — whatever a crash left behind."""
+    start = trailers.find_local(ctx.repo, job.job_id) or job.local_commit
+    assert start
+    path = ensure_worktree(ctx, job, start)
+    run_git(["rebase", "--abort"], path, check=False)  # a rebase a crash interrupted
+    head = ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
+    keep = head if head and _is_job_commit(ctx, job, head) else start
+    run_git(["reset", "--hard", "--quiet", keep], path)
+    return path
+
+
+def _is_job_commit(ctx: Context, job: Job, oid: str) -> bool:
+    t = ctx.repo.trailers(oid)
+    return t.get(trailers.JOB_ID) == job.job_id and t.get(trailers.MANIFEST) == job.artifact_sha256
+
+
+def _rebase(worktree: Path, upstream: str) -> list[str] | None:
+    """Rebase the job branch onto upstream; the conflicting paths (after aborting) or None."""
+    proc = run_git(["rebase", "--quiet", "--no-verify", upstream], worktree, check=False,
+                   env={"GIT_EDITOR": "true"})
+    if proc.returncode == 0:
+        return None
+    unmerged = run_git(["diff", "--name-only", "--diff-filter=U"], worktree, check=False)
+    paths = sorted(set(unmerged.stdout.decode("utf-8", "replace").split()))
+    run_git(["rebase", "--abort"], worktree, check=False)
+    if not paths:
+        raise GitCommandError(["git", "rebase", upstream], proc.returncode,
+                              proc.stderr.decode("utf-8", "replace"))
+    return paths
+
+
+def _settle(ctx: Context, job: Job, result: Result, probe: bool) -> Job:
+    store, retry = ctx.store, ctx.config.retry
+    if result.kind == "published":
+        return jobs.transition(
+            store, job, State.PUBLISHED, "published",
+            {"remote_commit": result.remote_commit, "how": result.reason, "probe": probe},
+            remote_commit=result.remote_commit, failure_code=None, next_retry_at=None,
+            also=lambda conn: outbox.settle_publish(conn, job.job_id, "delivered"),
+        )
+    if probe:
+        # FAILED stays FAILED: a probe never resets the budget or regenerates anything.
+        return jobs.record(
+            store, job, "probe", {"result": result.kind, "reason": result.reason},
+            next_retry_at=at(time.time() + retry.probe_interval),
+        )
+    if result.kind == "conflict":
+        code = result.detail.get("failure_code", "conflict")
+        return jobs.transition(
+            store, job, State.CONFLICT, "conflict",
+            {"reason": result.reason, "paths": result.detail.get("paths", [])},
+            failure_code=code,
+            also=lambda conn: outbox.settle_publish(conn, job.job_id, "conflict"),
+        )
+    attempt = job.attempt + 1
+    if attempt >= retry.max_attempts:
+        return jobs.transition(
+            store, job, State.FAILED, "retry:exhausted",
+            {"reason": result.reason, "attempt": attempt},
+            failure_code="delivery_exhausted", attempt=attempt,
+            next_retry_at=at(time.time() + retry.probe_interval),
+        )
+    delay = backoff(retry.base_delay, retry.max_delay, attempt)
+    return jobs.transition(
+        store, job, State.RETRY_WAIT, "retry:wait",
+        {"reason": result.reason, "attempt": attempt, "delay": round(delay, 3)},
+        attempt=attempt, next_retry_at=at(time.time() + delay),
+    )
+
+
+def fast_forward_live(ctx: Context) -> str:
+    """Bring the live checkout up to the remote branch when that is a clean fast-forward;
+    otherwise leave the person's work exactly as it is. Returns what was done."""
+    repo, branch = ctx.repo, ctx.config.publish.branch
+    with ctx.locks.hold("checkout"):
+        if repo.current_branch() != branch:
+            return "not on the published branch"
+        head, tip = repo.resolve("HEAD"), repo.resolve(ctx.tracking_ref)
+        if head is None or tip is None or head == tip:
+            return "up to date"
+        if not repo.is_ancestor(head, tip):
+            return "diverged"
+        if not repo.is_clean():
+            return "dirty"
+        proc = run_git(["merge", "--ff-only", "--quiet", tip], repo.root, check=False)
+        return "fast-forwarded" if proc.returncode == 0 else "merge refused"

@@ -1,0 +1,77 @@
+"""The trailers that identify a job's commit across rebases, and their lookup.
+
+A rebase gives the commit a new hash, so a job is found by what its message says,
+never by the hash gitpub recorded locally."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from gitpub.gitrepo import Repo, git_out
+from gitpub.types import JobId, Oid, Sha256
+
+JOB_ID = "Blog-Job-Id"
+MANIFEST = "Blog-Manifest-Sha256"
+BASE = "Blog-Base-Commit"
+NODE = "Blog-Writer-Node"
+EXTERNAL_SYNC = "Blog-External-Sync"
+
+JOB_REF_PREFIX = "refs/blog-jobs/"
+
+
+def job_ref(job_id: str) -> str:
+    return JOB_REF_PREFIX + job_id
+
+
+def format_message(subject: str, trailers: Mapping[str, str]) -> str:
+    """A commit message: one subject line, a blank line, then `Key: value` trailers."""
+    subject = " ".join(subject.split()) or "blog: publish"
+    lines = [f"{key}: {' '.join(value.split())}" for key, value in trailers.items()]
+    return f"{subject}\n\n" + "\n".join(lines) + "\n"
+
+
+def job_trailers(job_id: JobId, manifest: Sha256, base: Oid, node: str) -> dict[str, str]:
+    return {JOB_ID: job_id, MANIFEST: manifest, BASE: base, NODE: node}
+
+
+def find_remote(repo: Repo, tracking_ref: str, base: str | None, job_id: str, manifest: str) -> Oid | None:
+    """The commit on the remote-tracking branch carrying BOTH the job id and manifest trailers.
+
+    Only the remote-tracking ref is searched (never local branches, never --all): a pushed-then-
+    left-behind local job branch must not make an unpublished job look published."""
+    tip = repo.resolve(tracking_ref)
+    if tip is None:
+        return None
+    hide = [base] if base else []
+    return repo.find_by_trailers(tip, hide, {JOB_ID: job_id, MANIFEST: manifest})
+
+
+def find_local(repo: Repo, job_id: str) -> Oid | None:
+    """Recovery lookup: `refs/blog-jobs/<id>` in O(1), else a trailer search over local refs."""
+    direct = repo.resolve(job_ref(job_id))
+    if direct is not None and repo.trailers(direct).get(JOB_ID) == job_id:
+        return direct
+    return grep_local(repo, job_id)
+
+
+_HEX = re.compile(r"^[0-9a-f]{40,64}$")
+
+
+def grep_local(repo: Repo, job_id: str) -> Oid | None:
+    """Fallback: `git log --grep` over local branches and job refs.
+
+    git prints one hash per line (`--format=%H`); each candidate's trailers are then parsed
+    on their own, so several matching commits can never be glued into one record."""
+    out = git_out(
+        [
+            "log", "--format=%H", "--fixed-strings", f"--grep={JOB_ID}: {job_id}",
+            "--branches", f"--glob={JOB_REF_PREFIX}*",
+        ],
+        repo.root,
+    )
+    for line in out.splitlines():
+        oid = line.strip()
+        if _HEX.match(oid) and repo.trailers(oid).get(JOB_ID) == job_id:
+            return Oid(oid)
+    return None

@@ -1,0 +1,109 @@
+"""The worker: claim due jobs and drive each through its states until it waits or ends."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+
+from gitpub import jobs, prepare, reconcile, relay
+from gitpub.commit import commit_job
+from gitpub.context import Context
+from gitpub.jobs import Job, LeaseLost
+from gitpub.states import State
+from gitpub.store import now
+
+ACTIVE = (
+    State.RECEIVED, State.PREPARING, State.READY_TO_COMMIT, State.LOCAL_COMMITTING,
+    State.LOCAL_COMMITTED, State.PUSHING, State.RECHECK_CANDIDATES, State.RECOVERING,
+)
+
+
+def owner_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def due_job_ids(ctx: Context, only: tuple[str, ...] = ()) -> list[str]:
+    """Jobs with work to do now and no live lease: active ones, retries whose time has come,
+    and exhausted ones whose delivery probe is due."""
+    stamp = now()
+    marks = ",".join("?" * len(ACTIVE))
+    rows = ctx.store.conn.execute(
+        f"SELECT job_id FROM blog_publication WHERE"
+        f" (state IN ({marks})"
+        f"  OR (state = 'RETRY_WAIT' AND next_retry_at <= ?)"
+        f"  OR (state = 'FAILED' AND failure_code = 'delivery_exhausted' AND next_retry_at <= ?))"
+        f" AND (lease_token IS NULL OR lease_expires_at < ?)"
+        f" ORDER BY created_at, job_id",
+        (*[s.value for s in ACTIVE], stamp, stamp, stamp),
+    )
+    ids = [r[0] for r in rows]
+    return [i for i in ids if not only or i in only]
+
+
+def advance(ctx: Context, job_id: str, owner: str) -> Job | None:
+    """Claim the job and move it as far as it goes now. None when another worker has it."""
+    lease = ctx.config.retry.lease_seconds
+    job = jobs.claim(ctx.store, job_id, owner, lease)
+    if job is None:
+        return None  # lost the claim race: normal concurrency, not an error
+    try:
+        return _drive(ctx, job, lambda j: jobs.renew(ctx.store, j, lease))
+    except LeaseLost:
+        return None  # our lease was taken: stop here, without side effects
+    finally:
+        current = jobs.get(ctx.store, job_id)
+        if current is not None and current.lease_token == job.lease_token:
+            jobs.release(ctx.store, current)
+
+
+def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
+    store = ctx.store
+    if job.state in (State.LOCAL_COMMITTING, State.RECOVERING):
+        # Found mid-commit with no live lease: the process that was committing died.
+        job = reconcile.recover_local_commit(ctx, job)
+    while True:
+        job = renew(job)  # a checkpoint: a stolen lease stops us here
+        state = job.state
+        if state is State.RECEIVED:
+            job = jobs.transition(store, job, State.PREPARING, "prepare:start")
+        elif state is State.PREPARING:
+            job, outcome = prepare.prepare(ctx, job, renew)
+            if outcome.state is not State.READY_TO_COMMIT:
+                prepare.discard_worktree(ctx, job.job_id)  # a failed gate costs only the worktree
+            job = jobs.transition(store, job, outcome.state, "prepare:done",
+                                  {"reason": outcome.reason} if outcome.reason else None,
+                                  failure_code=_code(outcome.state))
+        elif state in (State.READY_TO_COMMIT, State.LOCAL_COMMITTING):
+            job = commit_job(ctx, job)
+        elif state in (State.LOCAL_COMMITTED, State.PUSHING, State.RETRY_WAIT, State.FAILED):
+            before = job.state
+            job = relay.deliver(ctx, job)
+            if job.state in (State.RETRY_WAIT, State.FAILED) or job.state is before:
+                return job
+        else:
+            return job
+        if job.state in (State.PUBLISHED, State.SKIPPED, State.REVIEW, State.CONFLICT):
+            return job
+
+
+def _code(state: State) -> str | None:
+    return {State.REVIEW: "review", State.SKIPPED: None}.get(state)
+
+
+def run_until_idle(ctx: Context, owner: str | None = None, only: tuple[str, ...] = ()) -> list[Job]:
+    """Advance every due job until nothing is due; returns the jobs touched, last state each."""
+    owner = owner or owner_name()
+    touched: dict[str, Job] = {}
+    seen_unmoved: set[str] = set()
+    while True:
+        ids = [i for i in due_job_ids(ctx, only) if i not in seen_unmoved]
+        if not ids:
+            return list(touched.values())
+        for job_id in ids:
+            job = advance(ctx, job_id, owner)
+            if job is None or job.state in ACTIVE:
+                # Claimed elsewhere, or stuck active (e.g. recovering elsewhere): don't spin.
+                seen_unmoved.add(job_id)
+            if job is not None:
+                touched[job_id] = job
