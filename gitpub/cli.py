@@ -32,11 +32,15 @@ def cli(click_ctx: click.Context, path: str) -> None:
 @cli.command()
 @click.option("--key", required=True, help="Idempotency key: the same key is the same request.")
 @click.option("--source", required=True, metavar="FILE|-", help="The source text.")
-@click.option("--target", default=None, metavar="PATH", help="Article path inside a content folder.")
+@click.option(
+    "--target", default=None, metavar="PATH", help="Article path inside a content folder."
+)
 @click.option("--topic", default=None, help="Topic text (stored sanitized).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
-def submit(c: _Ctx, key: str, source: str, target: str | None, topic: str | None, as_json: bool) -> None:
+def submit(
+    c: _Ctx, key: str, source: str, target: str | None, topic: str | None, as_json: bool
+) -> None:
     """Register a publication job (idempotent by --key)."""
     from gitpub.commands import submit as cmd
 

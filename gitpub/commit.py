@@ -43,7 +43,9 @@ def commit_message(ctx: Context, job: Job) -> str:
     return trailers.format_message(
         title,
         trailers.job_trailers(
-            JobId(job.job_id), Sha256(job.artifact_sha256 or ""), Oid(job.base_commit or ""),
+            JobId(job.job_id),
+            Sha256(job.artifact_sha256 or ""),
+            Oid(job.base_commit or ""),
             ctx.config.node,
         ),
     )
@@ -90,10 +92,16 @@ def commit_job(ctx: Context, job: Job) -> Job:
         oid = ctx.repo.resolve(f"refs/heads/{_branch(job)}")
         assert oid is not None
         crash.point("after_local_commit_before_db")
-        ctx.repo.update_ref(trailers.job_ref(job.job_id), oid, None, f"gitpub: commit job {job.job_id}")
+        ctx.repo.update_ref(
+            trailers.job_ref(job.job_id), oid, None, f"gitpub: commit job {job.job_id}"
+        )
     job = jobs.transition(
-        ctx.store, job, State.LOCAL_COMMITTED, "commit",
-        {"commit": oid, "manifest": job.artifact_sha256}, local_commit=oid,
+        ctx.store,
+        job,
+        State.LOCAL_COMMITTED,
+        "commit",
+        {"commit": oid, "manifest": job.artifact_sha256},
+        local_commit=oid,
         also=lambda conn: outbox.enqueue_publish(conn, job.job_id),
     )
     crash.point("after_local_committed")

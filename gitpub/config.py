@@ -160,7 +160,7 @@ class _Reader:
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
             return tuple(value)
         raise ConfigError(
-            f"{self.path}: {self._key(key)} must be \"builtin:NAME\" or a non-empty argv list"
+            f'{self.path}: {self._key(key)} must be "builtin:NAME" or a non-empty argv list'
         )
 
 
@@ -228,8 +228,17 @@ def _fonts(path: Path, data: Any) -> FontsConfig:
 def _steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
     r = _Reader(path, "steps", data)
     r.check_known(
-        {"draft", "judge", "recheck", "review", "scan", "validate", "timeout",
-         "similarity_skip", "similarity_update"}
+        {
+            "draft",
+            "judge",
+            "recheck",
+            "review",
+            "scan",
+            "validate",
+            "timeout",
+            "similarity_skip",
+            "similarity_update",
+        }
     )
     review_raw = r.data.get("review", [list(a) for a in base.review])
     if not isinstance(review_raw, list) or not all(

@@ -3,6 +3,7 @@ remote, a worktree or a rebase, so the user's credential helpers, ssh config and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -20,9 +21,17 @@ WRITER_ENV = "GITPUB_WRITER"
 # Variables that pin git to one repository or index. A hook inherits them from the git that
 # runs it; passed on to a git command aimed at another worktree they would redirect it.
 _LOCATION_VARS = (
-    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_NAMESPACE",
-    "GIT_QUARANTINE_PATH", "GIT_REFLOG_ACTION", "GIT_CEILING_DIRECTORIES",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_NAMESPACE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_REFLOG_ACTION",
+    "GIT_CEILING_DIRECTORIES",
 )
 
 
@@ -119,10 +128,8 @@ class Repo:
         """Commits reachable from tip and not from any of hide, newest first."""
         walker = self.pg.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL)
         for h in hide:
-            try:
-                walker.hide(pygit2.Oid(hex=h))
-            except (KeyError, ValueError, pygit2.GitError):
-                pass  # an unknown commit hides nothing
+            with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
+                walker.hide(pygit2.Oid(hex=h))  # an unknown commit hides nothing
         yield from walker
 
     def find_by_trailers(
@@ -158,7 +165,8 @@ class Repo:
 
     def _collect(self, tree: pygit2.Tree, prefix: str, out: dict[str, bytes]) -> None:
         for entry in tree:
-            path = f"{prefix}/{entry.name}" if prefix else entry.name
+            name = str(entry.name)
+            path = f"{prefix}/{name}" if prefix else name
             obj = self.pg[entry.id]
             if isinstance(obj, pygit2.Tree):
                 self._collect(obj, path, out)
@@ -166,7 +174,7 @@ class Repo:
                 out[path] = obj.data
 
     def changed_paths(self, old: str, new: str) -> list[str]:
-        diff = self.pg.diff(self.commit(old).tree, self.commit(new).tree)
+        diff = self.commit(old).tree.diff_to_tree(self.commit(new).tree)
         paths = set()
         for delta in diff.deltas:
             paths.add(delta.old_file.path)

@@ -109,23 +109,21 @@ def check_target(cfg: Config, root: Path, target: str) -> str:
     if ".." in pure.parts or not pure.parts:
         raise InputError(f"--target {target}: must not leave the content folders")
     text = pure.as_posix()
-    folder = next(
-        (c for c in cfg.publish.content if text.startswith(c.rstrip("/") + "/")), None
-    )
+    folder = next((c for c in cfg.publish.content if text.startswith(c.rstrip("/") + "/")), None)
     if folder is None:
         raise InputError(
             f"--target {target}: not inside a content folder ({', '.join(cfg.publish.content)})"
         )
     if pure.suffix not in cfg.publish.suffixes:
-        raise InputError(
-            f"--target {target}: must end in one of {', '.join(cfg.publish.suffixes)}"
-        )
+        raise InputError(f"--target {target}: must end in one of {', '.join(cfg.publish.suffixes)}")
     # A symlinked folder on the way could point anywhere; the resolved path must stay put.
     real_root = root.resolve()
     real_folder = (real_root / folder).resolve()
     real_target = (real_root / text).resolve()
     if not real_target.is_relative_to(real_folder) or not real_folder.is_relative_to(real_root):
-        raise InputError(f"--target {target}: resolves outside the content folder through a symlink")
+        raise InputError(
+            f"--target {target}: resolves outside the content folder through a symlink"
+        )
     return text
 
 
@@ -133,7 +131,9 @@ def check_target(cfg: Config, root: Path, target: str) -> str:
 
 
 def get(store: Store, job_id: str) -> Job | None:
-    row = store.conn.execute("SELECT * FROM blog_publication WHERE job_id = ?", (job_id,)).fetchone()
+    row = store.conn.execute(
+        "SELECT * FROM blog_publication WHERE job_id = ?", (job_id,)
+    ).fetchone()
     return Job.from_row(row) if row else None
 
 
@@ -220,8 +220,15 @@ def _append_event(
     conn.execute(
         "INSERT INTO blog_publication_event (job_id, seq, from_state, to_state, step, detail, at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (job_id, seq, src.value if src else None, dst.value if dst else None, step,
-         _canonical(detail), now()),
+        (
+            job_id,
+            seq,
+            src.value if src else None,
+            dst.value if dst else None,
+            step,
+            _canonical(detail),
+            now(),
+        ),
     )
 
 
@@ -266,14 +273,28 @@ def create(
                 "INSERT INTO blog_publication (job_id, idempotency_key, kind, state, source_sha256,"
                 " source_path, topic, requested_target, max_attempts, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (job_id, sanitize(key), kind, State.RECEIVED.value,
-                 hashlib.sha256(clean.encode("utf-8")).hexdigest(),
-                 str(source_path.relative_to(ctx.state_dir)),
-                 sanitize(topic) if topic is not None else None, target,
-                 ctx.config.retry.max_attempts, stamp, stamp),
+                (
+                    job_id,
+                    sanitize(key),
+                    kind,
+                    State.RECEIVED.value,
+                    hashlib.sha256(clean.encode("utf-8")).hexdigest(),
+                    str(source_path.relative_to(ctx.state_dir)),
+                    sanitize(topic) if topic is not None else None,
+                    target,
+                    ctx.config.retry.max_attempts,
+                    stamp,
+                    stamp,
+                ),
             )
-            _append_event(conn, job_id, None, State.RECEIVED, "submit",
-                          {"key": key, "kind": kind, "target": target})
+            _append_event(
+                conn,
+                job_id,
+                None,
+                State.RECEIVED,
+                "submit",
+                {"key": key, "kind": kind, "target": target},
+            )
             if conn_hook is not None:
                 conn_hook(conn, job_id)
     except sqlite3.IntegrityError:

@@ -22,15 +22,27 @@ def recover_local_commit(ctx: Context, job: Job) -> Job:
     oid = trailers.find_local(ctx.repo, job.job_id)
     if oid is not None and ctx.repo.trailers(oid).get(trailers.MANIFEST) == job.artifact_sha256:
         if ctx.repo.resolve(trailers.job_ref(job.job_id)) != oid:
-            ctx.repo.update_ref(trailers.job_ref(job.job_id), oid, None,
-                                f"gitpub: recover job {job.job_id}")
+            ctx.repo.update_ref(
+                trailers.job_ref(job.job_id), oid, None, f"gitpub: recover job {job.job_id}"
+            )
         return jobs.transition(
-            ctx.store, job, State.LOCAL_COMMITTED, "recover:found-commit", {"commit": oid},
-            local_commit=oid, also=lambda conn: enqueue_publish(conn, job.job_id),
+            ctx.store,
+            job,
+            State.LOCAL_COMMITTED,
+            "recover:found-commit",
+            {"commit": oid},
+            local_commit=oid,
+            also=lambda conn: enqueue_publish(conn, job.job_id),
         )
     try:
         verified_artifacts(ctx, job)
     except ArtifactsDamaged as exc:
-        return jobs.transition(ctx.store, job, State.REVIEW, "recover:unsafe",
-                               {"reason": exc.message}, failure_code="artifacts_damaged")
+        return jobs.transition(
+            ctx.store,
+            job,
+            State.REVIEW,
+            "recover:unsafe",
+            {"reason": exc.message},
+            failure_code="artifacts_damaged",
+        )
     return jobs.transition(ctx.store, job, State.LOCAL_COMMITTING, "recover:artifacts-intact")

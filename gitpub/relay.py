@@ -42,7 +42,9 @@ def deliver(ctx: Context, job: Job) -> Job:
     """Drive a job in LOCAL_COMMITTED, PUSHING, RETRY_WAIT (due) or FAILED (probe) onward."""
     probe = job.state is State.FAILED
     if job.state in (State.LOCAL_COMMITTED, State.RETRY_WAIT):
-        job = jobs.transition(ctx.store, job, State.PUSHING, "relay:start", {"attempt": job.attempt + 1})
+        job = jobs.transition(
+            ctx.store, job, State.PUSHING, "relay:start", {"attempt": job.attempt + 1}
+        )
     with ctx.locks.hold("delivery"):
         result = _deliver_locked(ctx, job)
     job = jobs.get(ctx.store, job.job_id) or job  # the locked part may have recorded events
@@ -70,12 +72,18 @@ def _deliver_locked(ctx: Context, job: Job) -> Result:
         if tip is None:
             return Result("retry", f"remote branch {pub.branch!r} does not exist")
         if not target_unchanged(ctx, job, tip):
-            return Result("conflict", f"{job.target_path} changed on the remote since the snapshot",
-                          detail={"failure_code": "target_changed", "paths": [job.target_path]})
+            return Result(
+                "conflict",
+                f"{job.target_path} changed on the remote since the snapshot",
+                detail={"failure_code": "target_changed", "paths": [job.target_path]},
+            )
         conflict = _rebase(worktree, ctx.tracking_ref)
         if conflict is not None:
-            return Result("conflict", "rebase conflict in " + ", ".join(conflict),
-                          detail={"failure_code": "rebase_conflict", "paths": conflict})
+            return Result(
+                "conflict",
+                "rebase conflict in " + ", ".join(conflict),
+                detail={"failure_code": "rebase_conflict", "paths": conflict},
+            )
         head = repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
         assert head is not None
         job = _record_local(ctx, job, head)
@@ -108,7 +116,9 @@ def _confirmed(ctx: Context, job: Job) -> Oid | None:
 def _record_local(ctx: Context, job: Job, head: Oid) -> Job:
     if head == job.local_commit:
         return job
-    ctx.repo.update_ref(trailers.job_ref(job.job_id), head, None, f"gitpub: rebase job {job.job_id}")
+    ctx.repo.update_ref(
+        trailers.job_ref(job.job_id), head, None, f"gitpub: rebase job {job.job_id}"
+    )
     return jobs.record(ctx.store, job, "rebase", {"commit": head}, local_commit=head)
 
 
@@ -131,16 +141,21 @@ def _is_job_commit(ctx: Context, job: Job, oid: str) -> bool:
 
 def _rebase(worktree: Path, upstream: str) -> list[str] | None:
     """Rebase the job branch onto upstream; the conflicting paths (after aborting) or None."""
-    proc = run_git(["rebase", "--quiet", "--no-verify", upstream], worktree, check=False,
-                   env={"GIT_EDITOR": "true"})
+    proc = run_git(
+        ["rebase", "--quiet", "--no-verify", upstream],
+        worktree,
+        check=False,
+        env={"GIT_EDITOR": "true"},
+    )
     if proc.returncode == 0:
         return None
     unmerged = run_git(["diff", "--name-only", "--diff-filter=U"], worktree, check=False)
     paths = sorted(set(unmerged.stdout.decode("utf-8", "replace").split()))
     run_git(["rebase", "--abort"], worktree, check=False)
     if not paths:
-        raise GitCommandError(["git", "rebase", upstream], proc.returncode,
-                              proc.stderr.decode("utf-8", "replace"))
+        raise GitCommandError(
+            ["git", "rebase", upstream], proc.returncode, proc.stderr.decode("utf-8", "replace")
+        )
     return paths
 
 
@@ -148,21 +163,32 @@ def _settle(ctx: Context, job: Job, result: Result, probe: bool) -> Job:
     store, retry = ctx.store, ctx.config.retry
     if result.kind == "published":
         return jobs.transition(
-            store, job, State.PUBLISHED, "published",
+            store,
+            job,
+            State.PUBLISHED,
+            "published",
             {"remote_commit": result.remote_commit, "how": result.reason, "probe": probe},
-            remote_commit=result.remote_commit, failure_code=None, next_retry_at=None,
+            remote_commit=result.remote_commit,
+            failure_code=None,
+            next_retry_at=None,
             also=lambda conn: outbox.settle_publish(conn, job.job_id, "delivered"),
         )
     if probe:
         # FAILED stays FAILED: a probe never resets the budget or regenerates anything.
         return jobs.record(
-            store, job, "probe", {"result": result.kind, "reason": result.reason},
+            store,
+            job,
+            "probe",
+            {"result": result.kind, "reason": result.reason},
             next_retry_at=at(time.time() + retry.probe_interval),
         )
     if result.kind == "conflict":
         code = result.detail.get("failure_code", "conflict")
         return jobs.transition(
-            store, job, State.CONFLICT, "conflict",
+            store,
+            job,
+            State.CONFLICT,
+            "conflict",
             {"reason": result.reason, "paths": result.detail.get("paths", [])},
             failure_code=code,
             also=lambda conn: outbox.settle_publish(conn, job.job_id, "conflict"),
@@ -170,16 +196,24 @@ def _settle(ctx: Context, job: Job, result: Result, probe: bool) -> Job:
     attempt = job.attempt + 1
     if attempt >= retry.max_attempts:
         return jobs.transition(
-            store, job, State.FAILED, "retry:exhausted",
+            store,
+            job,
+            State.FAILED,
+            "retry:exhausted",
             {"reason": result.reason, "attempt": attempt},
-            failure_code="delivery_exhausted", attempt=attempt,
+            failure_code="delivery_exhausted",
+            attempt=attempt,
             next_retry_at=at(time.time() + retry.probe_interval),
         )
     delay = backoff(retry.base_delay, retry.max_delay, attempt)
     return jobs.transition(
-        store, job, State.RETRY_WAIT, "retry:wait",
+        store,
+        job,
+        State.RETRY_WAIT,
+        "retry:wait",
         {"reason": result.reason, "attempt": attempt, "delay": round(delay, 3)},
-        attempt=attempt, next_retry_at=at(time.time() + delay),
+        attempt=attempt,
+        next_retry_at=at(time.time() + delay),
     )
 
 

@@ -35,7 +35,9 @@ def job_trailers(job_id: JobId, manifest: Sha256, base: Oid, node: str) -> dict[
     return {JOB_ID: job_id, MANIFEST: manifest, BASE: base, NODE: node}
 
 
-def find_remote(repo: Repo, tracking_ref: str, base: str | None, job_id: str, manifest: str) -> Oid | None:
+def find_remote(
+    repo: Repo, tracking_ref: str, base: str | None, job_id: str, manifest: str
+) -> Oid | None:
     """The commit on the remote-tracking branch carrying BOTH the job id and manifest trailers.
 
     Only the remote-tracking ref is searched (never local branches, never --all): a pushed-then-
@@ -65,8 +67,12 @@ def grep_local(repo: Repo, job_id: str) -> Oid | None:
     on their own, so several matching commits can never be glued into one record."""
     out = git_out(
         [
-            "log", "--format=%H", "--fixed-strings", f"--grep={JOB_ID}: {job_id}",
-            "--branches", f"--glob={JOB_REF_PREFIX}*",
+            "log",
+            "--format=%H",
+            "--fixed-strings",
+            f"--grep={JOB_ID}: {job_id}",
+            "--branches",
+            f"--glob={JOB_REF_PREFIX}*",
         ],
         repo.root,
     )

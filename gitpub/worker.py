@@ -14,8 +14,14 @@ from gitpub.states import State
 from gitpub.store import now
 
 ACTIVE = (
-    State.RECEIVED, State.PREPARING, State.READY_TO_COMMIT, State.LOCAL_COMMITTING,
-    State.LOCAL_COMMITTED, State.PUSHING, State.RECHECK_CANDIDATES, State.RECOVERING,
+    State.RECEIVED,
+    State.PREPARING,
+    State.READY_TO_COMMIT,
+    State.LOCAL_COMMITTING,
+    State.LOCAL_COMMITTED,
+    State.PUSHING,
+    State.RECHECK_CANDIDATES,
+    State.RECOVERING,
 )
 
 
@@ -71,9 +77,14 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
             job, outcome = prepare.prepare(ctx, job, renew)
             if outcome.state is not State.READY_TO_COMMIT:
                 prepare.discard_worktree(ctx, job.job_id)  # a failed gate costs only the worktree
-            job = jobs.transition(store, job, outcome.state, "prepare:done",
-                                  {"reason": outcome.reason} if outcome.reason else None,
-                                  failure_code=_code(outcome.state))
+            job = jobs.transition(
+                store,
+                job,
+                outcome.state,
+                "prepare:done",
+                {"reason": outcome.reason} if outcome.reason else None,
+                failure_code=_code(outcome.state),
+            )
         elif state in (State.READY_TO_COMMIT, State.LOCAL_COMMITTING):
             job = commit_job(ctx, job)
         elif state in (State.LOCAL_COMMITTED, State.PUSHING, State.RETRY_WAIT, State.FAILED):

@@ -1,4 +1,4 @@
-"""`git blogpub demo [DIR]`: a scratch blog, its bare remote, and an article published end to end."""
+"""`git blogpub demo [DIR]`: a scratch blog and its bare remote, an article published end to end."""
 
 from __future__ import annotations
 
@@ -45,7 +45,9 @@ def _scratch(where: Path | None) -> Path:
         return Path(tempfile.mkdtemp(prefix="gitpub-demo-"))
     if where.exists() and any(where.iterdir()):
         if not (where / MARKER).exists():
-            raise InputError(f"{where}: exists and is not an earlier demo folder; pick an empty one")
+            raise InputError(
+                f"{where}: exists and is not an earlier demo folder; pick an empty one"
+            )
         for child in where.iterdir():  # an earlier demo of ours: start it over
             shutil.rmtree(child) if child.is_dir() else child.unlink()
     where.mkdir(parents=True, exist_ok=True)
@@ -82,4 +84,6 @@ def main(target: Path | None) -> None:
         say(f"result: {final.state.value} as {final.remote_commit} ({final.target_path})")
         say(f"look:   git -C {blog} blogpub show {final.job_id[:8]}")
     if final.state.value != "PUBLISHED":
-        raise InputError(f"demo job ended in {final.state.value}; see `git blogpub show {final.job_id}`")
+        raise InputError(
+            f"demo job ended in {final.state.value}; see `git blogpub show {final.job_id}`"
+        )

@@ -17,7 +17,9 @@ def _state(value: str | None) -> State | None:
     try:
         return State(value.upper())
     except ValueError:
-        raise InputError(f"--state {value}: not a state ({', '.join(s.value for s in State)})") from None
+        raise InputError(
+            f"--state {value}: not a state ({', '.join(s.value for s in State)})"
+        ) from None
 
 
 def main(path: Path, *, as_json: bool, state: str | None) -> None:

@@ -31,11 +31,15 @@ def read_source(ctx: Context, source: str) -> str:
         except OSError as exc:
             raise InputError(f"{source}: cannot read: {exc.strerror}") from None
     if len(data) > limit:
-        raise InputError(f"{name}: source is over the limit of {limit} bytes (publish.max_source_bytes)")
+        raise InputError(
+            f"{name}: source is over the limit of {limit} bytes (publish.max_source_bytes)"
+        )
     return jobs.decode_source(data, name, limit)
 
 
-def submit(ctx: Context, *, key: str, text: str, target: str | None, topic: str | None) -> tuple[Job, bool]:
+def submit(
+    ctx: Context, *, key: str, text: str, target: str | None, topic: str | None
+) -> tuple[Job, bool]:
     if not key.strip():
         raise InputError("--key must not be empty")
     if target is not None:
@@ -50,10 +54,13 @@ def _report(job: Job, created: bool, as_json: bool) -> None:
     if as_json:
         emit_json({"job_id": job.job_id, "state": job.state.value, "created": created})
     else:
-        say(f"{job.job_id} {job.state.value} ({'created' if created else 'existing job for this key'})")
+        how = "created" if created else "existing job for this key"
+        say(f"{job.job_id} {job.state.value} ({how})")
 
 
-def main(path: Path, *, key: str, source: str, target: str | None, topic: str | None, as_json: bool) -> None:
+def main(
+    path: Path, *, key: str, source: str, target: str | None, topic: str | None, as_json: bool
+) -> None:
     with open_context(path) as ctx:
         text = read_source(ctx, source)
         job, created = submit(ctx, key=key, text=text, target=target, topic=topic)

@@ -7,6 +7,7 @@ reused (the draft is the expensive, non-deterministic one)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from collections.abc import Callable
@@ -64,7 +65,9 @@ class Preparer:
         jobs._write_atomic(path, data)
         summary = {k: v for k, v in answer.items() if k not in ("text", "files")}
         self.job = jobs.record(
-            self.ctx.store, self.job, f"step:{name}",
+            self.ctx.store,
+            self.job,
+            f"step:{name}",
             {"sha256": manifest.sha256_bytes(data), **summary},
         )
         self.done[name] = {"sha256": manifest.sha256_bytes(data)}
@@ -72,8 +75,13 @@ class Preparer:
 
     def call(self, kind: str, spec: Any, request: dict[str, Any]) -> dict[str, Any]:
         return steps.call(
-            kind, spec, request, self.ctx.config.steps, cwd=self.ctx.repo.root,
-            heartbeat=self.beat, beat_every=self.ctx.config.retry.lease_seconds / 8,
+            kind,
+            spec,
+            request,
+            self.ctx.config.steps,
+            cwd=self.ctx.repo.root,
+            heartbeat=self.beat,
+            beat_every=self.ctx.config.retry.lease_seconds / 8,
         )
 
     # -------------------------------------------------------------------- the steps
@@ -111,16 +119,20 @@ class Preparer:
         text = draft["text"]
         before = existing.get(path)
         self.job = jobs.record(
-            self.ctx.store, self.job, "target",
+            self.ctx.store,
+            self.job,
+            "target",
             {"path": path, "decision": verdict["decision"]},
             target_path=path,
             target_blob_sha256=manifest.sha256_bytes(before) if before is not None else None,
         )
 
-        gates: list[tuple[str, Any]] = [(f"review{i}", argv) for i, argv in enumerate(cfg.steps.review)]
+        gates: list[tuple[str, Any]] = [
+            (f"review{i}", argv) for i, argv in enumerate(cfg.steps.review)
+        ]
         gates += [("scan", cfg.steps.scan), ("validate", cfg.steps.validate)]
         for name, spec in gates:
-            answer = self.checkpoint(name, lambda n=name, s=spec: self.gate(n, s, path, text))
+            answer = self.checkpoint(name, functools.partial(self.gate, name, spec, path, text))
             if not answer["ok"]:
                 where = f" (line {answer['line']})" if answer.get("line") else ""
                 return Outcome(State.REVIEW, f"{name}: {answer.get('reason') or 'rejected'}{where}")
@@ -148,13 +160,18 @@ class Preparer:
             f"refs/heads/{p.branch}"
         )
         if base is not None:
-            self.job = jobs.record(self.ctx.store, self.job, "base", {"base_commit": base},
-                                   base_commit=base)
+            self.job = jobs.record(
+                self.ctx.store, self.job, "base", {"base_commit": base}, base_commit=base
+            )
         return base
 
     def draft(self, source: str) -> dict[str, Any]:
-        request = {"job_id": self.job.job_id, "source": source, "topic": self.job.topic,
-                   "target": self.job.requested_target}
+        request = {
+            "job_id": self.job.job_id,
+            "source": source,
+            "topic": self.job.topic,
+            "target": self.job.requested_target,
+        }
         answer = self.call("draft", self.ctx.config.steps.draft, request)
         steps.check_draft(answer)
         return answer
@@ -173,7 +190,10 @@ class Preparer:
         request = {
             "mode": "prepare",
             "candidate": {"path": path, "text": text},
-            "existing": [{"path": p, "text": b.decode("utf-8", "replace")} for p, b in sorted(articles.items())],
+            "existing": [
+                {"path": p, "text": b.decode("utf-8", "replace")}
+                for p, b in sorted(articles.items())
+            ],
         }
         answer = self.call("judge", self.ctx.config.steps.judge, request)
         steps.check_judge(answer, "prepare")
@@ -207,7 +227,9 @@ class Preparer:
         jobs._write_atomic(self.dir / "manifest.json", manifest.canonical(entries))
         digest = manifest.digest(entries)
         self.job = jobs.record(
-            self.ctx.store, self.job, "step:manifest",
+            self.ctx.store,
+            self.job,
+            "step:manifest",
             {"sha256": digest, "files": [e.path for e in entries]},
             artifact_dir=str(artifacts.relative_to(self.ctx.state_dir)),
             artifact_sha256=digest,

@@ -89,8 +89,23 @@ def secrets(request: Mapping[str, Any]) -> dict[str, Any]:
 REQUIRED_KEYS = ("title",)
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _TAG = re.compile(r"<(/?)([A-Za-z][\w.\-]*)((?:\s+[^<>]*?)?)(/?)>")
-_VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed",
-                   "source", "track", "wbr"})
+_VOID = frozenset(
+    {
+        "br",
+        "hr",
+        "img",
+        "input",
+        "meta",
+        "link",
+        "area",
+        "base",
+        "col",
+        "embed",
+        "source",
+        "track",
+        "wbr",
+    }
+)
 _INLINE_CODE = re.compile(r"(`+).*?\1")
 
 
@@ -110,7 +125,12 @@ def mdx(request: Mapping[str, Any]) -> dict[str, Any]:
         line = lines[number - 1]
         m = _FENCE.match(line)
         if fence is not None:
-            if m and m.group(1)[0] == fence[0][0] and len(m.group(1)) >= len(fence[0]) and not line.strip()[len(m.group(1)):].strip():
+            if (
+                m
+                and m.group(1)[0] == fence[0][0]
+                and len(m.group(1)) >= len(fence[0])
+                and not line.strip()[len(m.group(1)) :].strip()
+            ):
                 fence = None
             continue
         if m:
@@ -123,7 +143,11 @@ def mdx(request: Mapping[str, Any]) -> dict[str, Any]:
             if not closing:
                 stack.append((name, number))
             elif not stack or stack[-1][0] != name:
-                return {"ok": False, "reason": f"closing tag </{name}> does not match", "line": number}
+                return {
+                    "ok": False,
+                    "reason": f"closing tag </{name}> does not match",
+                    "line": number,
+                }
             else:
                 stack.pop()
     if fence is not None:

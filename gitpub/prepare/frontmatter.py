@@ -28,9 +28,13 @@ def parse(text: str) -> FrontMatter:
             continue  # a nested value or list item; the keys we read are all top level
         key, sep, value = line.partition(":")
         if not sep or not key.strip():
-            return FrontMatter(fields, number, f"line {number}: front matter entry is not `key: value`")
+            return FrontMatter(
+                fields, number, f"line {number}: front matter entry is not `key: value`"
+            )
         fields[key.strip()] = _unquote(value.strip())
-    return FrontMatter(fields, len(lines) + 1, "line 1: front matter opened with --- is never closed")
+    return FrontMatter(
+        fields, len(lines) + 1, "line 1: front matter opened with --- is never closed"
+    )
 
 
 def _unquote(value: str) -> str:

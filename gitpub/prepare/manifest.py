@@ -31,8 +31,13 @@ def entries_for(root: Path, paths: Iterable[str]) -> list[Entry]:
 
 
 def canonical(entries: Iterable[Entry]) -> bytes:
-    rows = [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in sorted(entries, key=lambda e: e.path)]
-    return json.dumps(rows, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    rows = [
+        {"path": e.path, "sha256": e.sha256, "size": e.size}
+        for e in sorted(entries, key=lambda e: e.path)
+    ]
+    return json.dumps(rows, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
 
 
 def digest(entries: Iterable[Entry]) -> Sha256:
@@ -40,7 +45,9 @@ def digest(entries: Iterable[Entry]) -> Sha256:
 
 
 def load(path: Path) -> list[Entry]:
-    return [Entry(r["path"], Sha256(r["sha256"]), int(r["size"])) for r in json.loads(path.read_bytes())]
+    return [
+        Entry(r["path"], Sha256(r["sha256"]), int(r["size"])) for r in json.loads(path.read_bytes())
+    ]
 
 
 def verify(root: Path, entries: Iterable[Entry]) -> list[str]:

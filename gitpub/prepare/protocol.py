@@ -34,13 +34,17 @@ def run_external(
     payload = json.dumps(request, ensure_ascii=False).encode("utf-8")
     try:
         proc = subprocess.Popen(
-            list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True,
+            list(argv),
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
     except OSError as exc:
         raise StepFailed(f"{name} step {argv[0]!r} could not start: {exc.strerror}") from None
     deadline = time.monotonic() + timeout
-    data = payload
+    data: bytes | None = payload
     while True:
         wait = max(0.0, min(beat_every, deadline - time.monotonic()))
         try:
@@ -66,7 +70,12 @@ def run_external(
     return answer
 
 
-def expect_fields(name: str, answer: Mapping[str, Any], allowed: Mapping[str, type | tuple[type, ...]], required: Sequence[str]) -> None:
+def expect_fields(
+    name: str,
+    answer: Mapping[str, Any],
+    allowed: Mapping[str, type | tuple[type, ...]],
+    required: Sequence[str],
+) -> None:
     """Enforce the answer contract: no unknown fields, required present, types right."""
     for key in answer:
         if key not in allowed:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gitpub.config import StepSpec, StepsConfig
+from gitpub.config import StepsConfig, StepSpec
 from gitpub.prepare import builtins
 from gitpub.prepare.protocol import StepFailed, expect_fields, run_external
 
@@ -15,7 +15,9 @@ _DRAFT_FIELDS: dict[str, type | tuple[type, ...]] = {"text": str, "path": str}
 _JUDGE_FIELDS: dict[str, type | tuple[type, ...]] = {"decision": str, "target": str, "reason": str}
 
 
-def _builtin(name: str, kind: str, cfg: StepsConfig) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def _builtin(
+    name: str, kind: str, cfg: StepsConfig
+) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     table: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
         "passthrough": builtins.passthrough,
         "similarity": lambda r: builtins.judge(r, cfg.similarity_skip, cfg.similarity_update),
@@ -41,7 +43,13 @@ def call(
     if isinstance(spec, str):
         return _builtin(spec.removeprefix("builtin:"), kind, cfg)(request)
     return run_external(
-        kind, spec, request, cwd=cwd, timeout=cfg.timeout, heartbeat=heartbeat, beat_every=beat_every
+        kind,
+        spec,
+        request,
+        cwd=cwd,
+        timeout=cfg.timeout,
+        heartbeat=heartbeat,
+        beat_every=beat_every,
     )
 
 
@@ -57,7 +65,9 @@ def check_judge(answer: Mapping[str, Any], mode: str) -> None:
     allowed = ("NEW", "UPDATE", "SKIP") if mode == "prepare" else ("SKIP", "KEEP")
     if decision not in allowed:
         # Anything outside the contract is "cannot decide": fail closed.
-        raise StepFailed(f"{mode} judge answered {decision!r}, expected one of {', '.join(allowed)}")
+        raise StepFailed(
+            f"{mode} judge answered {decision!r}, expected one of {', '.join(allowed)}"
+        )
     if mode == "prepare" and decision == "UPDATE" and not answer.get("target"):
         raise StepFailed("judge answered UPDATE without a target")
     if mode == "recheck" and "target" in answer:

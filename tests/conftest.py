@@ -1,0 +1,174 @@
+"""Fixtures on real git: a bare remote on disk, clones of it, and a hermetic environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CONFIG = """\
+[publish]
+remote = "origin"
+branch = "main"
+content = ["content/posts"]
+
+[retry]
+base_delay = 0.2
+max_delay = 1.0
+max_attempts = 4
+probe_interval = 0.5
+"""
+
+
+def article(title: str, body: str, slug: str | None = None) -> str:
+    head = f"---\ntitle: {title}\n" + (f"slug: {slug}\n" if slug else "") + "---\n\n"
+    return head + body + "\n"
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    for key in list(os.environ):
+        if key.startswith(("GIT_", "GITPUB_")):
+            monkeypatch.delenv(key)
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "author@example.invalid",
+        "GIT_COMMITTER_NAME": "Test Committer",
+        "GIT_COMMITTER_EMAIL": "committer@example.invalid",
+        "GIT_EDITOR": "false",
+        "GITPUB_NODE": "test-node",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    (home / ".gitconfig").write_text(
+        '[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n'
+    )
+
+
+def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout.strip()
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+@dataclass
+class Blog:
+    """A clone of a bare remote, ready for gitpub."""
+
+    root: Path
+    remote: Path
+
+    def git(self, *args: str, check: bool = True) -> str:
+        return git(self.root, *args, check=check)
+
+    def blogpub(
+        self,
+        *args: str,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+    ) -> Result:
+        proc = subprocess.run(
+            [sys.executable, "-m", "gitpub", "-C", str(self.root), *args],
+            capture_output=True,
+            text=True,
+            input=input,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+        )
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    def ok(self, *args: str, **kw: Any) -> Result:
+        res = self.blogpub(*args, **kw)
+        assert res.returncode == 0, f"blogpub {args} exited {res.returncode}: {res.stderr}"
+        return res
+
+    def submit(self, key: str, text: str, *extra: str) -> str:
+        src = self.root.parent / f"src-{abs(hash((key, text)))}.mdx"
+        src.write_text(text, encoding="utf-8")
+        return str(
+            self.ok("submit", "--key", key, "--source", str(src), "--json", *extra).json()["job_id"]
+        )
+
+    def remote_git(self, *args: str) -> str:
+        return git(self.remote, *args)
+
+    def remote_log(self, fmt: str = "%H") -> list[str]:
+        out = self.remote_git("log", f"--format={fmt}", "main")
+        return out.splitlines() if out else []
+
+    def remote_file(self, path: str) -> bytes:
+        return subprocess.run(
+            ["git", "show", f"main:{path}"], cwd=self.remote, capture_output=True, check=True
+        ).stdout
+
+    def status(self) -> list[dict[str, Any]]:
+        jobs: list[dict[str, Any]] = self.ok("status", "--json").json()["jobs"]
+        return jobs
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        return dict(self.ok("show", job_id, "--json").json())
+
+    def commits_with_job(self, job_id: str) -> int:
+        out = self.remote_git(
+            "log", "--format=%H", "--fixed-strings", f"--grep=Blog-Job-Id: {job_id}", "main"
+        )
+        return len(out.split())
+
+    def clone(self, name: str) -> Blog:
+        path = self.root.parent / name
+        git(self.root.parent, "clone", "--quiet", str(self.remote), str(path))
+        return Blog(path, self.remote)
+
+
+def make_blog(base: Path, config: str = CONFIG) -> Blog:
+    remote = base / "remote.git"
+    root = base / "blog"
+    git(base, "init", "--quiet", "--bare", str(remote))
+    git(base, "clone", "--quiet", str(remote), str(root))
+    (root / ".blogpub.toml").write_text(config)
+    posts = root / "content" / "posts"
+    posts.mkdir(parents=True)
+    (posts / "hello.mdx").write_text(
+        article("Hello", "The first post of this blog, written by hand.")
+    )
+    (root / "README.md").write_text("a blog\n")
+    git(root, "add", ".")
+    git(root, "commit", "--quiet", "-m", "scaffold")
+    git(root, "push", "--quiet", "origin", "HEAD:main")
+    return Blog(root, remote)
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Iterator[Blog]:
+    yield make_blog(tmp_path)

@@ -1,0 +1,157 @@
+"""Bad input: exit 1, one line on stderr naming the problem, nothing left behind."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import Blog, article, git
+
+
+def _state_files(blog: Blog) -> set[str]:
+    state = blog.root / ".git" / "blogpub"
+    if not state.exists():
+        return set()
+    return {
+        str(p.relative_to(state))
+        for p in state.rglob("*")
+        if p.is_file() and p.parent.name != "locks" and not p.name.startswith("state.sqlite3")
+    }
+
+
+def _expect_failure(blog: Blog, args: list[str], needle: str, stdin: str | None = None) -> None:
+    before = _state_files(blog)
+    res = blog.blogpub(*args, input=stdin)
+    assert res.returncode == 1, res
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in res.stderr
+    assert _state_files(blog) == before
+    if (blog.root / ".git" / "blogpub" / "state.sqlite3").exists():
+        assert blog.status() == []
+
+
+@pytest.fixture
+def src(blog: Blog) -> Path:
+    return blog.root.parent / "source.mdx"
+
+
+def test_missing_source_file(blog: Blog, src: Path) -> None:
+    _expect_failure(blog, ["submit", "--key", "k", "--source", str(src)], "no such source file")
+
+
+def test_empty_source(blog: Blog, src: Path) -> None:
+    src.write_text("  \n\n")
+    _expect_failure(blog, ["submit", "--key", "k", "--source", str(src)], "source is empty")
+
+
+def test_source_not_utf8(blog: Blog, src: Path) -> None:
+    src.write_bytes("标题".encode("gbk"))
+    _expect_failure(blog, ["submit", "--key", "k", "--source", str(src)], "not UTF-8")
+
+
+def test_source_with_nul(blog: Blog, src: Path) -> None:
+    src.write_bytes(b"---\ntitle: x\n---\nhello\x00world\n")
+    _expect_failure(blog, ["submit", "--key", "k", "--source", str(src)], "NUL")
+
+
+def test_source_over_default_limit(blog: Blog, src: Path) -> None:
+    src.write_bytes(b"a" * (2 * 1024 * 1024 + 1))
+    _expect_failure(blog, ["submit", "--key", "k", "--source", str(src)], "over the limit")
+
+
+def test_source_over_limit_on_stdin(blog: Blog) -> None:
+    _expect_failure(
+        blog,
+        ["submit", "--key", "k", "--source", "-"],
+        "over the limit",
+        stdin="a" * (2 * 1024 * 1024 + 10),
+    )
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["../x.mdx", "/tmp/x.mdx", "content/posts/../../x.mdx", "README.md", "content/posts/x.txt"],
+)
+def test_target_outside_content(blog: Blog, src: Path, target: str) -> None:
+    src.write_text(article("T", "body"))
+    _expect_failure(
+        blog,
+        ["submit", "--key", "k", "--source", str(src), "--target", target],
+        f"--target {target}",
+    )
+
+
+def test_target_through_symlink_leaving_repo(blog: Blog, src: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    os.symlink(outside, blog.root / "content" / "posts" / "escape")
+    src.write_text(article("T", "body"))
+    _expect_failure(
+        blog,
+        ["submit", "--key", "k", "--source", str(src), "--target", "content/posts/escape/x.mdx"],
+        "symlink",
+    )
+
+
+def test_malformed_config(blog: Blog, src: Path) -> None:
+    src.write_text(article("T", "body"))
+    (blog.root / ".blogpub.toml").write_text("[publish\nremote = 1\n")
+    _expect_failure(blog, ["submit", "--key", "k", "--source", str(src)], ".blogpub.toml")
+
+
+@pytest.mark.parametrize(
+    ("toml", "needle"),
+    [
+        ("[publish]\nremote = 3\n", "publish.remote must be a non-empty string, got int"),
+        ('[publish]\ncontent = "posts"\n', "publish.content must be a list"),
+        ('[publish]\nbranchh = "main"\n', "unknown key publish.branchh"),
+        ('[retry]\nmax_attempts = "8"\n', "retry.max_attempts must be an integer"),
+        ("[fonts]\nquality = 12\n", "fonts.quality must be an integer from 0 to 11"),
+        ("[steps]\njudge = 5\n", "steps.judge must be"),
+        ("[colours]\n", "unknown table [colours]"),
+    ],
+)
+def test_config_errors_name_file_key_and_type(
+    blog: Blog, src: Path, toml: str, needle: str
+) -> None:
+    src.write_text(article("T", "body"))
+    (blog.root / ".blogpub.toml").write_text(toml)
+    _expect_failure(blog, ["submit", "--key", "k", "--source", str(src)], needle)
+
+
+def test_repository_without_the_remote(blog: Blog, src: Path) -> None:
+    src.write_text(article("T", "body"))
+    git(blog.root, "remote", "remove", "origin")
+    _expect_failure(
+        blog, ["submit", "--key", "k", "--source", str(src)], "no remote named 'origin'"
+    )
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    empty = tmp_path / "plain"
+    empty.mkdir()
+    res = subprocess.run(
+        [sys.executable, "-m", "gitpub", "-C", str(empty), "status"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GIT_CEILING_DIRECTORIES": str(tmp_path)},
+    )
+    assert res.returncode == 1
+    assert res.stderr.strip().endswith("not inside a git repository")
+
+
+def test_usage_error_exits_2(blog: Blog) -> None:
+    res = blog.blogpub("submit", "--source", "x")
+    assert res.returncode == 2
+    assert "--key" in res.stderr
+
+
+def test_unknown_job(blog: Blog) -> None:
+    res = blog.blogpub("show", "no-such-job")
+    assert res.returncode == 1 and "no such job" in res.stderr
