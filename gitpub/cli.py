@@ -126,6 +126,118 @@ def demo(directory: Path | None) -> None:
     cmd.main(directory)
 
 
+@cli.command()
+@pass_ctx
+def reconcile(c: _Ctx) -> None:
+    """Recover interrupted jobs and register unsynced hand edits, in the foreground."""
+    from gitpub.commands import run as cmd
+
+    cmd.reconcile(c.path)
+
+
+@cli.command()
+@pass_ctx
+def sweep(c: _Ctx) -> None:
+    """Deliver external_sync events: hand edits that belong to no job."""
+    from gitpub.commands import sweep as cmd
+
+    cmd.main(c.path)
+
+
+@cli.command()
+@click.argument("job_id", metavar="JOB")
+@pass_ctx
+def retry(c: _Ctx, job_id: str) -> None:
+    """Send a REVIEW, CONFLICT or FAILED job back to RECEIVED."""
+    from gitpub.commands import operator as cmd
+
+    cmd.retry(c.path, job_id=job_id)
+
+
+@cli.command()
+@click.argument("job_id", metavar="JOB")
+@click.option(
+    "--continue", "cont", is_flag=True, help="Deliver the job branch as a person fixed it."
+)
+@click.option("--abandon", is_flag=True, help="Give the job up (SKIPPED).")
+@pass_ctx
+def resolve(c: _Ctx, job_id: str, cont: bool, abandon: bool) -> None:
+    """Operator exit from REVIEW, CONFLICT or FAILED."""
+    from gitpub.commands import operator as cmd
+
+    if cont == abandon:
+        raise click.UsageError("give exactly one of --continue or --abandon")
+    cmd.resolve(c.path, job_id=job_id, abandon=abandon)
+
+
+@cli.command()
+@click.option("--check", is_flag=True, help="Exit 1 when the subsets are stale; write nothing.")
+@pass_ctx
+def fonts(c: _Ctx, check: bool) -> None:
+    """Rebuild the font subsets in the live checkout."""
+    from gitpub.commands import fonts as cmd
+
+    cmd.main(c.path, check=check)
+
+
+@cli.command()
+@click.argument("upstream", required=False)
+@pass_ctx
+def rebase(c: _Ctx, upstream: str | None) -> None:
+    """Rebase the live checkout, regenerating fonts on font-only conflicts."""
+    from gitpub.commands import fonts as cmd
+
+    cmd.rebase(c.path, upstream=upstream)
+
+
+@cli.command()
+@pass_ctx
+def install(c: _Ctx) -> None:
+    """Install gitpub's git hooks (chaining any hook already there)."""
+    from gitpub.commands import install as cmd
+
+    cmd.install(c.path)
+
+
+@cli.command()
+@pass_ctx
+def uninstall(c: _Ctx) -> None:
+    """Remove gitpub's git hooks and restore what was there."""
+    from gitpub.commands import install as cmd
+
+    cmd.uninstall(c.path)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def doctor(c: _Ctx, as_json: bool) -> None:
+    """Check the repository, config, hooks, store, locks and worktrees."""
+    from gitpub.commands import doctor as cmd
+
+    cmd.main(c.path, as_json=as_json)
+
+
+@cli.command()
+@pass_ctx
+def gc(c: _Ctx) -> None:
+    """Remove what finished jobs left behind."""
+    from gitpub.commands import gc as cmd
+
+    cmd.main(c.path)
+
+
+@cli.command("dry-run")
+@click.option("--source", required=True, metavar="FILE|-")
+@click.option("--target", default=None, metavar="PATH")
+@pass_ctx
+def dry_run(c: _Ctx, source: str, target: str | None) -> None:
+    """Prepare in a throwaway worktree; print target, manifest and diff; persist nothing."""
+    from gitpub.commands import dryrun as cmd
+
+    cmd.main(c.path, source=source, target=target)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: expected failures print one line and exit 1; usage errors exit 2."""
     try:
