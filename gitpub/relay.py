@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitpub import crash, jobs, outbox, trailers
+from gitpub import crash, fontrebase, jobs, outbox, trailers
 from gitpub.commit import target_unchanged
 from gitpub.context import Context
 from gitpub.errors import GitCommandError
@@ -77,7 +77,7 @@ def _deliver_locked(ctx: Context, job: Job) -> Result:
                 f"{job.target_path} changed on the remote since the snapshot",
                 detail={"failure_code": "target_changed", "paths": [job.target_path]},
             )
-        conflict = _rebase(worktree, ctx.tracking_ref)
+        job, conflict = fontrebase.rebase_job(ctx, job, worktree, ctx.tracking_ref)
         if conflict is not None:
             return Result(
                 "conflict",
@@ -137,26 +137,6 @@ def _worktree_at_job_commit(ctx: Context, job: Job) -> Path:
 def _is_job_commit(ctx: Context, job: Job, oid: str) -> bool:
     t = ctx.repo.trailers(oid)
     return t.get(trailers.JOB_ID) == job.job_id and t.get(trailers.MANIFEST) == job.artifact_sha256
-
-
-def _rebase(worktree: Path, upstream: str) -> list[str] | None:
-    """Rebase the job branch onto upstream; the conflicting paths (after aborting) or None."""
-    proc = run_git(
-        ["rebase", "--quiet", "--no-verify", upstream],
-        worktree,
-        check=False,
-        env={"GIT_EDITOR": "true"},
-    )
-    if proc.returncode == 0:
-        return None
-    unmerged = run_git(["diff", "--name-only", "--diff-filter=U"], worktree, check=False)
-    paths = sorted(set(unmerged.stdout.decode("utf-8", "replace").split()))
-    run_git(["rebase", "--abort"], worktree, check=False)
-    if not paths:
-        raise GitCommandError(
-            ["git", "rebase", upstream], proc.returncode, proc.stderr.decode("utf-8", "replace")
-        )
-    return paths
 
 
 def _settle(ctx: Context, job: Job, result: Result, probe: bool) -> Job:
