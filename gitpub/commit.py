@@ -66,15 +66,33 @@ def commit_job(ctx: Context, job: Job) -> Job:
     """READY_TO_COMMIT (or LOCAL_COMMITTING after recovery) → LOCAL_COMMITTED."""
     if job.state is State.READY_TO_COMMIT:
         job = jobs.transition(ctx.store, job, State.LOCAL_COMMITTING, "commit:start")
+    oid = make_commit(ctx, job)
+    job = jobs.transition(
+        ctx.store,
+        job,
+        State.LOCAL_COMMITTED,
+        "commit",
+        {"commit": oid, "manifest": job.artifact_sha256},
+        local_commit=oid,
+        also=lambda conn: outbox.enqueue_publish(conn, job.job_id),
+    )
+    crash.point("after_local_committed")
+    return job
+
+
+def make_commit(ctx: Context, job: Job) -> Oid:
+    """Commit exactly the manifest's files on the job branch at base_commit; point the job
+    ref at it. The artifacts are verified first, so the same job always makes the same
+    tree with the same trailers — which is what lets a lost commit be made again."""
     assert job.base_commit
     folder, entries = verified_artifacts(ctx, job)
+    branch = branch_name(job.job_id)
     worktree = ensure_worktree(ctx, job, job.base_commit)
     with ctx.locks.hold("repo"):
-        head = ctx.repo.resolve(f"refs/heads/{_branch(job)}")
-        if head != job.base_commit:
-            # Re-check HEAD: the branch must still be exactly the snapshot prepare judged.
-            ctx.repo.worktree_remove(worktree, _branch(job))
-            worktree = _fresh(ctx, job)
+        if ctx.repo.resolve(f"refs/heads/{branch}") != job.base_commit:
+            # Re-check HEAD: the branch must be exactly the snapshot prepare judged.
+            run_git(["rebase", "--abort"], worktree, check=False)
+            run_git(["reset", "--hard", "--quiet", job.base_commit], worktree)
         if not target_unchanged(ctx, job, job.base_commit):
             raise ArtifactsDamaged(f"job {job.job_id}: target changed under the snapshot")
         for e in entries:
@@ -89,31 +107,10 @@ def commit_job(ctx: Context, job: Job) -> Job:
             worktree,
             input=commit_message(ctx, job).encode("utf-8"),
         )
-        oid = ctx.repo.resolve(f"refs/heads/{_branch(job)}")
+        oid = ctx.repo.resolve(f"refs/heads/{branch}")
         assert oid is not None
         crash.point("after_local_commit_before_db")
         ctx.repo.update_ref(
             trailers.job_ref(job.job_id), oid, None, f"gitpub: commit job {job.job_id}"
         )
-    job = jobs.transition(
-        ctx.store,
-        job,
-        State.LOCAL_COMMITTED,
-        "commit",
-        {"commit": oid, "manifest": job.artifact_sha256},
-        local_commit=oid,
-        also=lambda conn: outbox.enqueue_publish(conn, job.job_id),
-    )
-    crash.point("after_local_committed")
-    return job
-
-
-def _branch(job: Job) -> str:
-    return branch_name(job.job_id)
-
-
-def _fresh(ctx: Context, job: Job) -> Path:
-    path = ctx.worktree_dir(job.job_id)
-    assert job.base_commit
-    ctx.repo.worktree_add(path, _branch(job), job.base_commit)
-    return path
+    return oid

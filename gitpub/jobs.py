@@ -191,12 +191,22 @@ def events(store: Store, job_id: str) -> list[dict[str, Any]]:
 
 
 def step_results(store: Store, job_id: str) -> dict[str, dict[str, Any]]:
-    """The latest recorded result of every finished prepare step of a job."""
+    """The latest recorded result of every finished prepare step of a job.
+
+    An operator's retry or continue invalidates every step but the draft: the draft is the
+    expensive, non-deterministic one, and what the person fixed lies downstream of it."""
     out: dict[str, dict[str, Any]] = {}
     for ev in events(store, job_id):
         if ev["step"].startswith("step:"):
             out[ev["step"][5:]] = ev["detail"]
+        elif ev["step"].startswith("operator:"):
+            out = {k: v for k, v in out.items() if k == "draft"}
     return out
+
+
+def resolution_path(ctx: Context, job_id: str) -> Path:
+    """Where `resolve --continue` keeps the article text a person fixed."""
+    return ctx.job_dir(job_id) / "resolution.txt"
 
 
 # ------------------------------------------------------------------------------ writes

@@ -19,8 +19,8 @@ def recover_local_commit(ctx: Context, job: Job) -> Job:
     manifest hash verified) → commit again; damaged → REVIEW, a person must look."""
     if job.state is State.LOCAL_COMMITTING:
         job = jobs.transition(ctx.store, job, State.RECOVERING, "recover:start")
-    oid = trailers.find_local(ctx.repo, job.job_id)
-    if oid is not None and ctx.repo.trailers(oid).get(trailers.MANIFEST) == job.artifact_sha256:
+    oid = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
+    if oid is not None:
         if ctx.repo.resolve(trailers.job_ref(job.job_id)) != oid:
             ctx.repo.update_ref(
                 trailers.job_ref(job.job_id), oid, None, f"gitpub: recover job {job.job_id}"

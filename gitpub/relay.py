@@ -6,14 +6,15 @@ branch after a fetch, and the hash stored is the remote's own."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitpub import crash, fontrebase, jobs, outbox, trailers
-from gitpub.commit import target_unchanged
+from gitpub import crash, fontrebase, jobs, outbox, recheck, trailers
+from gitpub.commit import make_commit, target_unchanged
 from gitpub.context import Context
 from gitpub.errors import GitCommandError
 from gitpub.gitrepo import run_git
@@ -26,10 +27,11 @@ from gitpub.types import Oid
 
 @dataclass
 class Result:
-    kind: str  # published | retry | conflict
+    kind: str  # published | retry | conflict | recheck
     reason: str = ""
     remote_commit: Oid | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    delta: recheck.Delta | None = None
 
 
 def backoff(cfg_base: float, cfg_max: float, attempt: int) -> float:
@@ -46,8 +48,12 @@ def deliver(ctx: Context, job: Job) -> Job:
             ctx.store, job, State.PUSHING, "relay:start", {"attempt": job.attempt + 1}
         )
     with ctx.locks.hold("delivery"):
-        result = _deliver_locked(ctx, job)
+        result = _deliver_locked(ctx, job, probe)
     job = jobs.get(ctx.store, job.job_id) or job  # the locked part may have recorded events
+    if result.kind == "recheck":
+        assert result.delta is not None
+        # Judged outside the delivery lock: a slow judge must not hold up other deliveries.
+        return _recheck(ctx, job, result.delta)
     job = _settle(ctx, job, result, probe)
     if job.state is State.PUBLISHED:
         crash.point("after_published_before_cleanup")
@@ -56,7 +62,7 @@ def deliver(ctx: Context, job: Job) -> Job:
     return job
 
 
-def _deliver_locked(ctx: Context, job: Job) -> Result:
+def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
     repo, pub = ctx.repo, ctx.config.publish
     try:
         repo.fetch(pub.remote, pub.branch)
@@ -77,6 +83,10 @@ def _deliver_locked(ctx: Context, job: Job) -> Result:
                 f"{job.target_path} changed on the remote since the snapshot",
                 detail={"failure_code": "target_changed", "paths": [job.target_path]},
             )
+        if not probe:
+            delta = recheck.pending(ctx, job, tip)
+            if delta is not None:
+                return Result("recheck", "new articles on the remote", delta=delta)
         job, conflict = fontrebase.rebase_job(ctx, job, worktree, ctx.tracking_ref)
         if conflict is not None:
             return Result(
@@ -124,8 +134,11 @@ def _record_local(ctx: Context, job: Job, head: Oid) -> Job:
 
 def _worktree_at_job_commit(ctx: Context, job: Job) -> Path:
     """The job worktree, clean, on the job commit — whatever a crash left behind."""
-    start = trailers.find_local(ctx.repo, job.job_id) or job.local_commit
-    assert start
+    start = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
+    if start is None:
+        # The commit is gone (a person deleted the branch and the job ref): the verified
+        # artifacts make the very same commit again.
+        start = make_commit(ctx, job)
     path = ensure_worktree(ctx, job, start)
     run_git(["rebase", "--abort"], path, check=False)  # a rebase a crash interrupted
     head = ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
@@ -137,6 +150,71 @@ def _worktree_at_job_commit(ctx: Context, job: Job) -> Path:
 def _is_job_commit(ctx: Context, job: Job, oid: str) -> bool:
     t = ctx.repo.trailers(oid)
     return t.get(trailers.JOB_ID) == job.job_id and t.get(trailers.MANIFEST) == job.artifact_sha256
+
+
+def _recheck(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
+    """RECHECK_CANDIDATES: dedup-only judgement of the new remote delta. Never re-drafts."""
+    job = jobs.transition(
+        ctx.store,
+        job,
+        State.RECHECK_CANDIDATES,
+        "recheck:start",
+        {"tip": delta.tip, "paths": sorted(delta.texts)},
+    )
+    return _judge_delta(ctx, job, delta)
+
+
+def _judge_delta(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
+    store = ctx.store
+    candidate = (ctx.state_dir / (job.artifact_dir or "") / (job.target_path or "")).read_text(
+        "utf-8"
+    )
+    try:
+        answer = recheck.judge(ctx, job, delta, candidate)
+    except recheck.StepFailed as exc:
+        return jobs.transition(
+            store,
+            job,
+            State.REVIEW,
+            "recheck:undecided",
+            {"reason": exc.message},
+            failure_code="recheck_undecided",
+        )
+    if answer["decision"] == "SKIP":
+        job = jobs.transition(
+            store,
+            job,
+            State.SKIPPED,
+            "recheck:skip",
+            {"reason": answer.get("reason"), "tip": delta.tip},
+            also=lambda conn: outbox.settle_publish(conn, job.job_id, "skipped"),
+        )
+        # The job commit is discarded locally and nothing is pushed.
+        discard_worktree(ctx, job.job_id)
+        ctx.repo.delete_ref(trailers.job_ref(job.job_id), f"gitpub: job {job.job_id} skipped")
+        return job
+    return jobs.transition(
+        store,
+        job,
+        State.LOCAL_COMMITTED,
+        "recheck:keep",
+        {"reason": answer.get("reason"), "tip": delta.tip},
+        last_recheck_head=delta.tip,
+        last_recheck_delta_sha=delta.fingerprint,
+    )
+
+
+def resume_recheck(ctx: Context, job: Job) -> Job:
+    """A job found in RECHECK_CANDIDATES (its worker died mid-judgement): look again."""
+    pub = ctx.config.publish
+    # On a fetch failure judge what we last saw; the delivery fetches again anyway.
+    with ctx.locks.hold("delivery"), contextlib.suppress(GitCommandError):
+        ctx.repo.fetch(pub.remote, pub.branch)
+    tip = ctx.repo.resolve(ctx.tracking_ref)
+    delta = recheck.pending(ctx, job, tip) if tip else None
+    if delta is None:
+        return jobs.transition(ctx.store, job, State.LOCAL_COMMITTED, "recheck:nothing-new")
+    return _judge_delta(ctx, job, delta)
 
 
 def _settle(ctx: Context, job: Job, result: Result, probe: bool) -> Job:

@@ -49,18 +49,25 @@ def find_remote(
     return repo.find_by_trailers(tip, hide, {JOB_ID: job_id, MANIFEST: manifest})
 
 
-def find_local(repo: Repo, job_id: str) -> Oid | None:
-    """Recovery lookup: `refs/blog-jobs/<id>` in O(1), else a trailer search over local refs."""
+def find_local(repo: Repo, job_id: str, manifest: str | None = None) -> Oid | None:
+    """Recovery lookup: `refs/blog-jobs/<id>` in O(1), else a trailer search over local refs.
+
+    With `manifest`, only a commit carrying that manifest trailer too counts."""
     direct = repo.resolve(job_ref(job_id))
-    if direct is not None and repo.trailers(direct).get(JOB_ID) == job_id:
+    if direct is not None and _matches(repo, direct, job_id, manifest):
         return direct
-    return grep_local(repo, job_id)
+    return grep_local(repo, job_id, manifest)
+
+
+def _matches(repo: Repo, oid: str, job_id: str, manifest: str | None) -> bool:
+    t = repo.trailers(oid)
+    return t.get(JOB_ID) == job_id and (manifest is None or t.get(MANIFEST) == manifest)
 
 
 _HEX = re.compile(r"^[0-9a-f]{40,64}$")
 
 
-def grep_local(repo: Repo, job_id: str) -> Oid | None:
+def grep_local(repo: Repo, job_id: str, manifest: str | None = None) -> Oid | None:
     """Fallback: `git log --grep` over local branches and job refs.
 
     git prints one hash per line (`--format=%H`); each candidate's trailers are then parsed
@@ -78,6 +85,6 @@ def grep_local(repo: Repo, job_id: str) -> Oid | None:
     )
     for line in out.splitlines():
         oid = line.strip()
-        if _HEX.match(oid) and repo.trailers(oid).get(JOB_ID) == job_id:
+        if _HEX.match(oid) and _matches(repo, oid, job_id, manifest):
             return Oid(oid)
     return None

@@ -87,11 +87,12 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
             )
         elif state in (State.READY_TO_COMMIT, State.LOCAL_COMMITTING):
             job = commit_job(ctx, job)
+        elif state is State.RECHECK_CANDIDATES:
+            job = relay.resume_recheck(ctx, job)
         elif state in (State.LOCAL_COMMITTED, State.PUSHING, State.RETRY_WAIT, State.FAILED):
-            before = job.state
             job = relay.deliver(ctx, job)
-            if job.state in (State.RETRY_WAIT, State.FAILED) or job.state is before:
-                return job
+            if job.state in (State.RETRY_WAIT, State.FAILED):
+                return job  # waits for its time (or its probe); KEEP loops back to deliver
         else:
             return job
         if job.state in (State.PUBLISHED, State.SKIPPED, State.REVIEW, State.CONFLICT):
