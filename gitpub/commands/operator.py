@@ -1,15 +1,25 @@
-"""`git blogpub retry` and `resolve`. Placeholder."""
+"""`git blogpub retry` and `git blogpub resolve`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub.errors import GitpubError
+from gitpub import operator
+from gitpub.commands.output import say
+from gitpub.context import open_context
 
 
 def retry(path: Path, *, job_id: str) -> None:
-    raise GitpubError("retry: not available in this build yet")
+    with open_context(path) as ctx:
+        job = operator.retry(ctx, job_id)
+        say(f"{job.job_id} {job.state.value}: will be prepared again (draft reused)")
 
 
 def resolve(path: Path, *, job_id: str, abandon: bool) -> None:
-    raise GitpubError("resolve: not available in this build yet")
+    with open_context(path) as ctx:
+        if abandon:
+            job = operator.abandon(ctx, job_id)
+            say(f"{job.job_id} {job.state.value}: abandoned")
+        else:
+            job = operator.resume(ctx, job_id)
+            say(f"{job.job_id} {job.state.value}: the fixed article will be delivered")

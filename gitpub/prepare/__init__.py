@@ -101,6 +101,11 @@ class Preparer:
 
         draft = self.checkpoint("draft", lambda: self.draft(source))
         crash.point("after_draft")
+        resolved = jobs.resolution_path(self.ctx, self.job.job_id)
+        if resolved.is_file() and self.job.target_path:
+            # An operator fixed this article by hand (`resolve --continue`): their text, their
+            # path, and no judge — the person has decided. The gates still run.
+            draft = {"text": resolved.read_text("utf-8"), "path": self.job.target_path}
         try:
             path = self.article_path(draft)
         except InputError as exc:
@@ -108,7 +113,11 @@ class Preparer:
 
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
         articles = {p: b for p, b in existing.items() if p.endswith(cfg.publish.suffixes)}
-        verdict = self.checkpoint("judge", lambda: self.judge(path, draft["text"], articles))
+        if resolved.is_file():
+            kind = "UPDATE" if path in articles else "NEW"
+            verdict = {"decision": kind, "target": path, "reason": "resolved by an operator"}
+        else:
+            verdict = self.checkpoint("judge", lambda: self.judge(path, draft["text"], articles))
         if verdict["decision"] == "SKIP":
             return Outcome(State.SKIPPED, verdict.get("reason") or "judge: duplicate")
         if verdict["decision"] == "UPDATE":
