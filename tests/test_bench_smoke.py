@@ -1,0 +1,40 @@
+"""The benchmark scripts still run, at their smallest settings (figures are not checked)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _run(tmp_path: Path, script: str, *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TMPDIR": str(tmp_path)},  # the lookup cache lands in tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_lookup_benchmark_finds_every_case_by_ref_and_by_scan(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_lookup.py", "--commits", "200", "--jobs", "10", "--reps", "1")
+    rows = [line[:10].strip() for line in out.splitlines() if line.startswith(("near", "middle"))]
+    assert rows == ["near tip", "middle", "near root"]  # each found, by ref and scan alike
+    assert list(tmp_path.glob("gitpub-bench-lookup-*/.complete"))
+    # A second run reuses the cached repository instead of building it again.
+    assert "building" not in _run(
+        tmp_path, "bench_lookup.py", "--commits", "200", "--jobs", "10", "--reps", "1"
+    )
+
+
+def test_e2e_benchmark_publishes_with_one_push_per_job(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_e2e.py", "--jobs", "3", "--reps", "1")
+    rows = [line for line in out.splitlines() if line.startswith(("library", "CLI"))]
+    assert len(rows) == 2
+    assert all(row.split()[-1] == "1.00" for row in rows)  # pushes per job, counted by the hook
