@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Callable
+from dataclasses import replace
 
 from gitpub import jobs, prepare, reconcile, relay
-from gitpub.commit import commit_job
+from gitpub.commit import ArtifactsDamaged, commit_job
 from gitpub.context import Context
+from gitpub.errors import GitpubError
 from gitpub.jobs import Job, LeaseLost
+from gitpub.sanitize import sanitize
 from gitpub.states import State
 from gitpub.store import now
 
@@ -86,7 +90,12 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
                 failure_code=_code(outcome.state),
             )
         elif state in (State.READY_TO_COMMIT, State.LOCAL_COMMITTING):
-            job = commit_job(ctx, job)
+            try:
+                job = commit_job(ctx, job)
+            except ArtifactsDamaged:
+                fresh = jobs.get(store, job.job_id)
+                assert fresh is not None
+                job = reconcile.recover_local_commit(ctx, fresh)  # → REVIEW, with the reason
         elif state is State.RECHECK_CANDIDATES:
             job = relay.resume_recheck(ctx, job)
         elif state in (State.LOCAL_COMMITTED, State.PUSHING, State.RETRY_WAIT, State.FAILED):
@@ -113,9 +122,25 @@ def run_until_idle(ctx: Context, owner: str | None = None, only: tuple[str, ...]
         if not ids:
             return list(touched.values())
         for job_id in ids:
-            job = advance(ctx, job_id, owner)
+            try:
+                job = advance(ctx, job_id, owner)
+            except GitpubError as exc:
+                # One job's trouble (a git command that failed, say) must not stop the
+                # others; the job keeps its state and is tried again on the next pass.
+                _note_error(ctx, job_id, exc)
+                seen_unmoved.add(job_id)
+                continue
             if job is None or job.state in ACTIVE:
                 # Claimed elsewhere, or stuck active (e.g. recovering elsewhere): don't spin.
                 seen_unmoved.add(job_id)
             if job is not None:
                 touched[job_id] = job
+
+
+def _note_error(ctx: Context, job_id: str, exc: GitpubError) -> None:
+    sys.stderr.write(sanitize(f"git blogpub: job {job_id}: {exc.message}") + "\n")
+    job = jobs.get(ctx.store, job_id)
+    if job is not None:
+        jobs.record(
+            ctx.store, replace(job, lease_token=None), "worker:error", {"error": exc.message}
+        )
