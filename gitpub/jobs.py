@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import sqlite3
 import uuid
 from collections.abc import Callable, Mapping
@@ -392,17 +393,43 @@ def _update(
 # ------------------------------------------------------------------------------ leases
 
 
+def lease_holder_dead(owner: str | None) -> bool:
+    """True when the lease owner ("host:pid") is a process of this host that no longer runs.
+
+    A crashed worker cannot release its lease; waiting out the whole lease after a restart
+    would stall recovery for nothing. Only a provably dead local owner is overridden: a pid
+    that was reused merely makes us wait for the expiry, the safe direction."""
+    if not owner or ":" not in owner:
+        return False
+    host, _, pid_text = owner.rpartition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 def claim(store: Store, job_id: str, owner: str, seconds: float) -> Job | None:
     """Take the job's lease in one atomic UPDATE; None when someone else holds it.
 
     Losing this race is normal concurrency, not an error: the caller moves on."""
     token = uuid.uuid4().hex
     stamp = now()
+    current = get(store, job_id)
+    dead_token = current.lease_token if current and lease_holder_dead(current.lease_owner) else None
     with store.transaction() as conn:
         got = conn.execute(
             "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
-            " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?)",
-            (sanitize(owner), token, at(parse_time(stamp) + seconds), job_id, stamp),
+            " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?"
+            " OR lease_token = ?)",
+            (sanitize(owner), token, at(parse_time(stamp) + seconds), job_id, stamp, dead_token),
         ).rowcount
     if got != 1:
         return None

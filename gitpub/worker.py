@@ -48,6 +48,14 @@ def due_job_ids(ctx: Context, only: tuple[str, ...] = ()) -> list[str]:
         (*[s.value for s in ACTIVE], stamp, stamp, stamp),
     )
     ids = [r[0] for r in rows]
+    # Plus jobs whose lease is held by a dead local process (a crash kept it).
+    held = ctx.store.conn.execute(
+        f"SELECT job_id, lease_owner FROM blog_publication WHERE lease_token IS NOT NULL"
+        f" AND lease_expires_at >= ? AND (state IN ({marks}) OR state IN ('RETRY_WAIT', 'FAILED'))"
+        f" ORDER BY created_at, job_id",
+        (stamp, *[s.value for s in ACTIVE]),
+    )
+    ids += [r[0] for r in held if jobs.lease_holder_dead(r[1])]
     return [i for i in ids if not only or i in only]
 
 

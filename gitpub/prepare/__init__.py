@@ -22,6 +22,7 @@ from gitpub.jobs import Job
 from gitpub.prepare import manifest, steps
 from gitpub.prepare.frontmatter import parse, slugify
 from gitpub.prepare.protocol import StepFailed
+from gitpub.sanitize import sanitize_obj
 from gitpub.states import State
 from gitpub.types import Oid
 
@@ -59,7 +60,9 @@ class Preparer:
             if manifest.sha256_bytes(data) == self.done[name].get("sha256"):
                 stored: dict[str, Any] = json.loads(data)
                 return stored
-        answer = compute()
+        # Whatever a step said is persisted only after the sanitizer: a draft that leaked a
+        # token becomes a redaction marker, which the secrets gate then sends to REVIEW.
+        answer: dict[str, Any] = sanitize_obj(compute())
         self.beat()
         data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
         jobs._write_atomic(path, data)

@@ -1,0 +1,344 @@
+"""Sharing the remote: delta recheck, CAS on updates, explicit CONFLICT, operator exits."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CONFIG, Blog, article, git
+
+JUDGE = """\
+import json, os, subprocess, sys, time
+request = json.load(sys.stdin)
+log = os.environ["JUDGE_LOG"]
+with open(log, "a") as fh:
+    fh.write(json.dumps(request) + "\\n")
+calls = sum(1 for _ in open(log))
+hook = os.environ.get("JUDGE_FIRST_CALL_RUNS")
+if hook and calls == 1:
+    subprocess.run(hook, shell=True, check=True)
+mode = os.environ.get("JUDGE_ANSWER", "KEEP")
+if mode == "exit":
+    sys.exit(3)
+if mode == "sleep":
+    time.sleep(30)
+if mode == "garbage":
+    print("certainly! here is my answer")
+    sys.exit(0)
+print(json.dumps({"decision": mode, "reason": "test judge"}))
+"""
+
+
+def _with_recheck(blog: Blog, timeout: float = 20) -> Path:
+    """Configure an external recheck judge that logs every request."""
+    script = blog.root.parent / "judge.py"
+    script.write_text(JUDGE)
+    cfg = CONFIG + f'\n[steps]\nrecheck = ["{sys.executable}", "{script}"]\ntimeout = {timeout}\n'
+    (blog.root / ".blogpub.toml").write_text(cfg)
+    blog.git("commit", "--quiet", "-am", "configure the recheck judge")
+    blog.git("push", "--quiet", "origin", "main")
+    return blog.root.parent / "judge.log"
+
+
+def _committed_not_pushed(blog: Blog, key: str, text: str, env: dict[str, str]) -> str:
+    """A job prepared and committed locally whose worker died before delivering it."""
+    job_id = blog.submit(key, text)
+    res = blog.blogpub(
+        "run", "--until-idle", env={**env, "GITPUB_CRASH_AT": "after_local_committed"}
+    )
+    assert res.returncode == 137
+    assert blog.job(job_id)["job"]["state"] == "LOCAL_COMMITTED"
+    return job_id
+
+
+def _push_by_hand(clone: Blog, path: str, text: str, message: str) -> None:
+    clone.git("pull", "--quiet", "--rebase", "origin", "main")
+    target = clone.root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    clone.git("add", path)
+    clone.git("commit", "--quiet", "-m", message)
+    clone.git("push", "--quiet", "origin", "main")
+
+
+def _requests(log: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_recheck_judges_each_new_remote_delta_once(blog: Blog) -> None:
+    log = _with_recheck(blog)
+    a = blog.clone("node-a")
+    helper = blog.clone("helper")
+    env = {"JUDGE_LOG": str(log)}
+    job_b = _committed_not_pushed(
+        blog, "b", article("Garden", "Tomatoes need sun and patience."), env
+    )
+
+    # Node A publishes X through gitpub after B's snapshot.
+    a_src = a.root.parent / "x.mdx"
+    a_src.write_text(article("Rust", "Borrowing rules explained with diagrams.", slug="x"))
+    a.ok("submit", "--key", "x", "--source", str(a_src), env={"GITPUB_NODE": "node-a"})
+    a.ok("run", "--until-idle", env={"GITPUB_NODE": "node-a"})
+
+    # While B's first recheck runs, someone pushes Y: B must look at Y, and only at Y, next.
+    push_y = (
+        f"cd {helper.root} && git pull -q --rebase origin main && "
+        "printf -- '---\\ntitle: Y\\n---\\nSourdough starters.\\n' > content/posts/y.mdx && "
+        "git add content/posts/y.mdx && git commit -qm y && git push -q origin main"
+    )
+    blog.ok("run", "--until-idle", env={**env, "JUDGE_FIRST_CALL_RUNS": push_y})
+
+    calls = _requests(log)
+    assert len(calls) == 2, calls
+    assert [d["path"] for d in calls[0]["delta"]] == ["content/posts/x.mdx"]  # type: ignore[index]
+    assert [d["path"] for d in calls[1]["delta"]] == ["content/posts/y.mdx"]  # type: ignore[index]
+    assert all(c["mode"] == "recheck" for c in calls)
+    job = blog.job(job_b)["job"]
+    assert job["state"] == "PUBLISHED"
+    assert blog.commits_with_job(job_b) == 1
+    assert blog.remote_file("content/posts/y.mdx").startswith(b"---\ntitle: Y")
+
+
+def test_remote_changes_without_articles_need_no_judge(blog: Blog) -> None:
+    log = _with_recheck(blog)
+    other = blog.clone("other")
+    env = {"JUDGE_LOG": str(log)}
+    job_id = _committed_not_pushed(blog, "b", article("Quiet", "Nothing to compare with."), env)
+    _push_by_hand(other, "public/robots.txt", "User-agent: *\n", "robots")
+    blog.ok("run", "--until-idle", env=env)
+    assert _requests(log) == []
+    assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
+
+
+def test_recheck_skip_discards_the_job_commit(blog: Blog) -> None:
+    log = _with_recheck(blog)
+    other = blog.clone("other")
+    env = {"JUDGE_LOG": str(log), "JUDGE_ANSWER": "SKIP"}
+    job_id = _committed_not_pushed(blog, "b", article("Dup", "Same news, told twice."), env)
+    _push_by_hand(other, "content/posts/dup2.mdx", article("Dup", "Same news, told twice."), "dup")
+    before = blog.remote_log()
+    blog.ok("run", "--until-idle", env=env)
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "SKIPPED"
+    assert blog.remote_log() == before
+    assert (
+        blog.git("rev-parse", "--verify", "--quiet", f"refs/blog-jobs/{job_id}", check=False) == ""
+    )
+    assert f"blogpub/job/{job_id}" not in blog.git("branch", "--list")
+
+
+@pytest.mark.parametrize("answer", ["UPDATE", "NEW", "garbage", "exit", "sleep"])
+def test_recheck_outside_contract_is_review(blog: Blog, answer: str) -> None:
+    log = _with_recheck(blog, timeout=1.5)
+    other = blog.clone("other")
+    env = {"JUDGE_LOG": str(log), "JUDGE_ANSWER": answer}
+    job_id = _committed_not_pushed(blog, "b", article("Mine", "A careful article."), env)
+    _push_by_hand(other, "content/posts/theirs.mdx", article("Theirs", "Another one."), "theirs")
+    before = blog.remote_log()
+    blog.ok("run", "--until-idle", env=env)
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "REVIEW"
+    reason = next(e for e in shown["events"] if e["step"] == "recheck:undecided")["detail"][
+        "reason"
+    ]
+    expected = {
+        "UPDATE": "'UPDATE'",
+        "NEW": "'NEW'",
+        "garbage": "not JSON",
+        "exit": "exited 3",
+        "sleep": "timed out",
+    }[answer]
+    assert expected in reason
+    assert blog.remote_log() == before
+
+
+def test_update_of_a_target_edited_after_the_snapshot_is_conflict(blog: Blog) -> None:
+    a = blog.clone("node-a")
+    job_id = blog.submit(
+        "b",
+        article("Hello", "The first post, rewritten by the agent."),
+        "--target",
+        "content/posts/hello.mdx",
+    )
+    res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
+    assert res.returncode == 137
+    edited = article("Hello", "The first post, with a typo fixed by a person.")
+    _push_by_hand(a, "content/posts/hello.mdx", edited, "fix a typo")
+
+    blog.ok("run", "--until-idle")
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "CONFLICT"
+    assert shown["job"]["failure_code"] == "target_changed"
+    conflict = next(e for e in shown["events"] if e["to_state"] == "CONFLICT")
+    assert conflict["detail"]["paths"] == ["content/posts/hello.mdx"]
+    assert blog.remote_file("content/posts/hello.mdx") == edited.encode()
+
+
+def test_disjoint_articles_from_two_nodes_both_publish_linearly(blog: Blog) -> None:
+    a = blog.clone("node-a")
+    job_b = blog.submit("b", article("Birds", "Swallows return in April."))
+    res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
+    assert res.returncode == 137
+    src = a.root.parent / "a.mdx"
+    src.write_text(article("Trains", "Night trains across the Alps."))
+    job_a = a.ok(
+        "submit", "--key", "a", "--source", str(src), "--json", env={"GITPUB_NODE": "node-a"}
+    ).json()["job_id"]
+    a.ok("run", "--until-idle", env={"GITPUB_NODE": "node-a"})
+    blog.ok("run", "--until-idle")
+
+    assert a.job(job_a)["job"]["state"] == "PUBLISHED"
+    assert blog.job(job_b)["job"]["state"] == "PUBLISHED"
+    assert blog.remote_file("content/posts/birds.mdx").startswith(b"---\ntitle: Birds")
+    assert blog.remote_file("content/posts/trains.mdx").startswith(b"---\ntitle: Trains")
+    merges = blog.remote_git("rev-list", "--merges", "main")
+    assert merges == ""
+    nodes = blog.remote_git("log", "--format=%(trailers:key=Blog-Writer-Node,valueonly)", "main")
+    assert "node-a" in nodes and "test-node" in nodes
+
+
+def _conflicted_job(blog: Blog) -> tuple[str, Blog, str]:
+    person = blog.clone("person")
+    job_id = blog.submit(
+        "b",
+        article("Hello", "The agent's new version of the first post."),
+        "--target",
+        "content/posts/hello.mdx",
+    )
+    res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
+    assert res.returncode == 137
+    theirs = article("Hello", "A person's version of the first post.")
+    _push_by_hand(person, "content/posts/hello.mdx", theirs, "person edits hello")
+    blog.ok("run", "--until-idle")
+    assert blog.job(job_id)["job"]["state"] == "CONFLICT"
+    return job_id, person, theirs
+
+
+def test_conflict_then_abandon_is_skipped(blog: Blog) -> None:
+    job_id, _, theirs = _conflicted_job(blog)
+    blog.ok("resolve", job_id, "--abandon")
+    assert blog.job(job_id)["job"]["state"] == "SKIPPED"
+    blog.ok("run", "--until-idle")
+    assert blog.commits_with_job(job_id) == 0
+    assert blog.remote_file("content/posts/hello.mdx") == theirs.encode()
+
+
+def test_conflict_then_continue_after_a_person_fixes_it(blog: Blog) -> None:
+    job_id, _, _ = _conflicted_job(blog)
+    worktree = blog.root / ".git" / "blogpub" / "worktrees" / job_id
+    rebase = git(worktree, "rebase", "origin/main", check=False)
+    assert "CONFLICT" in rebase or git(worktree, "status", "--porcelain") != ""
+    merged = article("Hello", "Both versions, merged by a person.")
+    (worktree / "content/posts/hello.mdx").write_text(merged)
+    git(worktree, "add", "content/posts/hello.mdx")
+    git(worktree, "rebase", "--continue", env={"GIT_EDITOR": "true"})
+
+    blog.ok("resolve", job_id, "--continue")
+    blog.ok("run", "--until-idle")
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "PUBLISHED"
+    assert blog.remote_file("content/posts/hello.mdx") == merged.encode()
+    assert blog.commits_with_job(job_id) == 1
+    steps = [e["step"] for e in shown["events"]]
+    assert "operator:continue" in steps
+
+
+def test_continue_without_a_fix_is_refused(blog: Blog) -> None:
+    job_id, _, _ = _conflicted_job(blog)
+    res = blog.blogpub("resolve", job_id, "--continue")
+    assert res.returncode == 1 and "nothing to continue from" in res.stderr
+    assert blog.job(job_id)["job"]["state"] == "CONFLICT"
+
+
+def test_resolve_needs_exactly_one_choice(blog: Blog) -> None:
+    assert blog.blogpub("resolve", "x", "--continue", "--abandon").returncode == 2
+    assert blog.blogpub("resolve", "x").returncode == 2
+
+
+def test_topic_close_is_one_job_per_revision(blog: Blog) -> None:
+    src = blog.root.parent / "topic.mdx"
+    src.write_text(
+        article("Topic", "What we learned in this session. Bearer abcdefghijklmnop123456")
+    )
+    first = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
+    again = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
+    assert first["created"] and not again["created"] and again["job_id"] == first["job_id"]
+    blog.ok("topic", "reopen", "S1")
+    third = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
+    assert third["created"] and third["job_id"] != first["job_id"]
+    keys = sorted(j["idempotency_key"] for j in blog.status())
+    assert keys == ["topic:S1:1", "topic:S1:2"]
+    again2 = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
+    assert again2["job_id"] == third["job_id"]
+
+
+def _assert_never_persisted(blog: Blog, token: str) -> None:
+    state = blog.root / ".git" / "blogpub"
+    for path in state.rglob("*"):
+        if path.is_file():
+            assert token.encode() not in path.read_bytes(), path
+    assert token not in blog.ok("status").stdout
+
+
+def test_secret_in_the_source_is_review_and_nothing_pushed(blog: Blog) -> None:
+    before = blog.remote_log()
+    token = "ghp_" + "A1b2C3d4" * 5
+    job_id = blog.submit("s", article("Leak", f"Our deploy token is {token} oops."))
+    blog.ok("run", "--until-idle")
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "REVIEW"
+    assert "github-token" in json.dumps(shown["events"])
+    assert blog.remote_log() == before
+    _assert_never_persisted(blog, token)
+
+
+def test_secret_leaked_by_the_draft_step_is_review(blog: Blog) -> None:
+    token = "AKIA" + "Q" * 16
+    draft = blog.root.parent / "draft.py"
+    draft.write_text(
+        "import json, sys\n"
+        "req = json.load(sys.stdin)\n"
+        f"text = req['source'] + '\\naws key: {token}\\n'\n"
+        "print(json.dumps({'text': text}))\n"
+    )
+    (blog.root / ".blogpub.toml").write_text(
+        CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{draft}"]\n'
+    )
+    before = blog.remote_log()
+    job_id = blog.submit("s", article("Draft", "A harmless source."))
+    blog.ok("run", "--until-idle")
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "REVIEW"
+    review = next(e for e in shown["events"] if e["to_state"] == "REVIEW")
+    assert "aws-access-key" in review["detail"]["reason"]
+    assert "(line 7)" in review["detail"]["reason"]  # the line the draft added
+    assert blog.remote_log() == before
+    _assert_never_persisted(blog, token)
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ("Intro\n\n```python\nprint('never closed')\n", "code fence is never closed (line 7)"),
+        ("Intro\n\n<Callout>\nimportant\n", "tag <Callout> is never closed (line 7)"),
+        ("Intro\n\n<Note>text</Warn>\n", "closing tag </Warn> does not match (line 7)"),
+    ],
+)
+def test_invalid_mdx_is_review_with_line(blog: Blog, body: str, needle: str) -> None:
+    before = blog.remote_log()
+    job_id = blog.submit("m", article("Broken", body))
+    blog.ok("run", "--until-idle")
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "REVIEW"
+    done = next(e for e in shown["events"] if e["to_state"] == "REVIEW")
+    assert needle in done["detail"]["reason"]
+    assert blog.remote_log() == before
+
+
+def test_code_in_fences_does_not_count_as_tags(blog: Blog) -> None:
+    body = "```html\n<div>\n```\n\nInline `<span>` too, and <br> and <Img src='x' />.\n"
+    job_id = blog.submit("ok", article("Fine", body))
+    blog.ok("run", "--until-idle")
+    assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
