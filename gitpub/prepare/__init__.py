@@ -74,6 +74,7 @@ class Preparer:
             {"sha256": manifest.sha256_bytes(data), **summary},
         )
         self.done[name] = {"sha256": manifest.sha256_bytes(data)}
+        shutil.rmtree(self._spool(name), ignore_errors=True)  # recorded: nothing to adopt
         return answer
 
     def call(self, kind: str, spec: Any, request: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +86,11 @@ class Preparer:
             cwd=self.ctx.repo.root,
             heartbeat=self.beat,
             beat_every=self.ctx.config.retry.lease_seconds / 8,
+            spool=self._spool(kind),
         )
+
+    def _spool(self, kind: str) -> Path:
+        return self.dir / "steps" / f"{kind}.run"
 
     # -------------------------------------------------------------------- the steps
 
@@ -156,7 +161,7 @@ class Preparer:
         target_file.write_bytes(text.encode("utf-8"))
         written = [path]
         if cfg.fonts is not None:
-            fonts_answer = self.checkpoint("fonts", lambda: self.fonts(worktree))
+            fonts_answer = self.fonts(worktree)
             if fonts_answer.get("review"):
                 return Outcome(State.REVIEW, f"fonts: {fonts_answer['review']}")
             written += list(fonts_answer.get("outputs", {}))
@@ -219,7 +224,18 @@ class Preparer:
     def fonts(self, worktree: Path) -> dict[str, Any]:
         from gitpub import fonts  # the font engine is heavy; only font-configured repos load it
 
-        return fonts.gate(self.ctx.config, worktree, heartbeat=self.beat)
+        def run() -> dict[str, Any]:
+            return fonts.gate(self.ctx.config, worktree, heartbeat=self.beat)
+
+        answer = self.checkpoint("fonts", run)
+        if fonts.outputs_differ(worktree, answer.get("outputs", {})):
+            # A recorded answer can outlive its files: the worktree may have been re-created
+            # since. The gate is deterministic, so running it again restores the same bytes.
+            answer = run()
+            self.job = jobs.record(
+                self.ctx.store, self.job, "fonts:restored", {"outputs": answer["outputs"]}
+            )
+        return answer
 
     # ---------------------------------------------------------- worktree and manifest
 

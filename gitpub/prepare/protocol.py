@@ -5,8 +5,12 @@ contract — is a failed step, and a failed step is REVIEW: gitpub fails closed.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -20,6 +24,36 @@ class StepFailed(GitpubError):
     """A step did not produce an answer inside its contract; the job goes to REVIEW."""
 
 
+# The command runs under a tiny shell that records its exit status in a file, so that a
+# worker that died while the step ran can still learn how it ended.
+_WRAP = 'f="$1"; shift; "$@"; rc=$?; echo "$rc" > "$f.tmp" && mv "$f.tmp" "$f"; exit "$rc"'
+
+
+def _proc_start(pid: int) -> str | None:
+    """The kernel's start time of pid (Linux), to tell a process from a later one that
+    happens to reuse its number; None where /proc is not available."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]
+
+
+def _alive(pid: int, start: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return start is None or _proc_start(pid) in (None, start)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 def run_external(
     name: str,
     argv: Sequence[str],
@@ -29,40 +63,109 @@ def run_external(
     timeout: float,
     heartbeat: Callable[[], None] | None = None,
     beat_every: float = 30.0,
+    spool: Path | None = None,
 ) -> dict[str, Any]:
-    """Run one external step and return its JSON object answer, or raise StepFailed."""
-    payload = json.dumps(request, ensure_ascii=False).encode("utf-8")
+    """Run one external step and return its JSON object answer, or raise StepFailed.
+
+    With `spool`, the request, answer and exit status live in files in that folder and the
+    command runs in its own session: if this process dies mid-step, the command runs on to
+    its end, and the next worker adopts its answer instead of paying for the step again."""
+    if spool is None:
+        with tempfile.TemporaryDirectory(prefix="gitpub-step-") as tmp:
+            return _run_spooled(name, argv, request, cwd, timeout, heartbeat, beat_every, Path(tmp))
+    return _run_spooled(name, argv, request, cwd, timeout, heartbeat, beat_every, spool)
+
+
+def _run_spooled(
+    name: str,
+    argv: Sequence[str],
+    request: Mapping[str, Any],
+    cwd: Path,
+    timeout: float,
+    heartbeat: Callable[[], None] | None,
+    beat_every: float,
+    spool: Path,
+) -> dict[str, Any]:
+    spool.mkdir(parents=True, exist_ok=True)
+    pid_file, out, err, status = (spool / n for n in ("pid", "stdout", "stderr", "status"))
+    adopted = _adoptable(pid_file)
+    if adopted is not None:
+        pid, start, started_at = adopted
+        deadline = time.monotonic() + max(0.0, started_at + timeout - time.time())
+        last_beat = time.monotonic()
+        while _alive(pid, start) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            if heartbeat is not None and time.monotonic() - last_beat >= beat_every:
+                heartbeat()
+                last_beat = time.monotonic()
+        if _alive(pid, start):
+            _kill_group(pid)
+            raise StepFailed(f"{name} step timed out after {timeout:g}s")
+        if status.is_file():
+            return _answer(name, status, out, err)
+        # It died without an exit status (killed with us, say): run it again.
+    for stale in (pid_file, out, err, status):
+        stale.unlink(missing_ok=True)
+    (spool / "request.json").write_text(json.dumps(request, ensure_ascii=False), "utf-8")
     try:
-        proc = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        with (
+            (spool / "request.json").open("rb") as fin,
+            out.open("wb") as fout,
+            err.open("wb") as ferr,
+        ):
+            proc = subprocess.Popen(
+                ["/bin/sh", "-c", _WRAP, "gitpub-step", str(status), *argv],
+                cwd=cwd,
+                stdin=fin,
+                stdout=fout,
+                stderr=ferr,
+                start_new_session=True,
+            )
     except OSError as exc:
         raise StepFailed(f"{name} step {argv[0]!r} could not start: {exc.strerror}") from None
+    _write_pid(pid_file, proc.pid)
     deadline = time.monotonic() + timeout
-    data: bytes | None = payload
     while True:
         wait = max(0.0, min(beat_every, deadline - time.monotonic()))
         try:
-            out, err = proc.communicate(input=data, timeout=wait)
+            proc.wait(timeout=wait)
             break
         except subprocess.TimeoutExpired:
-            data = None  # already sent; communicate keeps the pipe state
             if time.monotonic() >= deadline:
-                proc.kill()
-                proc.communicate()
+                _kill_group(proc.pid)
+                proc.wait()
                 raise StepFailed(f"{name} step timed out after {timeout:g}s") from None
             if heartbeat is not None:
                 heartbeat()
-    if proc.returncode != 0:
-        tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no stderr"]
-        raise StepFailed(f"{name} step exited {proc.returncode}: {sanitize(tail[0])[:300]}")
+    if not status.is_file():
+        raise StepFailed(f"{name} step {argv[0]!r} was killed (exit {proc.returncode})")
+    return _answer(name, status, out, err)
+
+
+def _write_pid(pid_file: Path, pid: int) -> None:
+    record = {"pid": pid, "start": _proc_start(pid), "started_at": time.time()}
+    tmp = pid_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, pid_file)
+
+
+def _adoptable(pid_file: Path) -> tuple[int, str | None, float] | None:
     try:
-        answer = json.loads(out.decode("utf-8"))
+        record = json.loads(pid_file.read_text())
+        return int(record["pid"]), record.get("start"), float(record["started_at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _answer(name: str, status: Path, out: Path, err: Path) -> dict[str, Any]:
+    code = status.read_text().strip()
+    if code != "0":
+        tail = err.read_text("utf-8", "replace").strip().splitlines()[-1:] or ["no stderr"]
+        if code == "127":
+            raise StepFailed(f"{name} step: command not found: {sanitize(tail[0])[:300]}")
+        raise StepFailed(f"{name} step exited {code}: {sanitize(tail[0])[:300]}")
+    try:
+        answer = json.loads(out.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise StepFailed(f"{name} step answered something that is not JSON") from None
     if not isinstance(answer, dict):

@@ -39,6 +39,7 @@ def call(
     cwd: Path,
     heartbeat: Callable[[], None] | None = None,
     beat_every: float = 30.0,
+    spool: Path | None = None,
 ) -> dict[str, Any]:
     if isinstance(spec, str):
         return _builtin(spec.removeprefix("builtin:"), kind, cfg)(request)
@@ -50,6 +51,7 @@ def call(
         timeout=cfg.timeout,
         heartbeat=heartbeat,
         beat_every=beat_every,
+        spool=spool,
     )
 
 
