@@ -42,6 +42,10 @@ class FontsConfig:
     quality: int = 10
     missing: str = "warn"  # "warn" or "review": characters the source font lacks
     engine: str = "auto"  # "auto" (harfbuzz when importable), "harfbuzz" or "fonttools"
+    # Which files' characters count: git glob pathspecs relative to the repository root.
+    # Empty: every file under publish.content ending in one of publish.suffixes.
+    articles: tuple[str, ...] = ()
+    cjk_punctuation: bool = False  # also always keep the common CJK and fullwidth punctuation
 
 
 @dataclass(frozen=True)
@@ -203,7 +207,19 @@ def _publish(path: Path, data: Any) -> PublishConfig:
 
 def _fonts(path: Path, data: Any) -> FontsConfig:
     r = _Reader(path, "fonts", data)
-    r.check_known({"source", "face", "outputs", "always", "quality", "missing", "engine"})
+    r.check_known(
+        {
+            "source",
+            "face",
+            "outputs",
+            "always",
+            "quality",
+            "missing",
+            "engine",
+            "articles",
+            "cjk_punctuation",
+        }
+    )
     d = FontsConfig()
     outputs = tuple(
         _relative_path(path, "fonts.outputs", o) for o in r.strings("outputs", d.outputs)
@@ -211,9 +227,18 @@ def _fonts(path: Path, data: Any) -> FontsConfig:
     for o in outputs:
         if not o.endswith((".woff2", ".woff")):
             raise ConfigError(f"{path}: fonts.outputs entries must end in .woff2 or .woff: {o!r}")
+    if len(set(outputs)) != len(outputs):
+        raise ConfigError(f"{path}: fonts.outputs lists the same file twice")
     source = r.string("source", d.source)
     if not source.lower().endswith((".ttf", ".otf", ".ttc", ".otc")):
         raise ConfigError(f"{path}: fonts.source must be a .ttf, .otf or .ttc file: {source!r}")
+    articles = tuple(
+        _relative_path(path, "fonts.articles", a)
+        for a in r.strings("articles", d.articles, nonempty=False)
+    )
+    punctuation = r.data.get("cjk_punctuation", d.cjk_punctuation)
+    if not isinstance(punctuation, bool):
+        raise r._fail("cjk_punctuation", "a boolean")
     return FontsConfig(
         source=source,
         face=r.integer("face", d.face, lo=0),
@@ -222,6 +247,8 @@ def _fonts(path: Path, data: Any) -> FontsConfig:
         quality=r.integer("quality", d.quality, lo=0, hi=11),
         missing=r.choice("missing", d.missing, ("warn", "review")),
         engine=r.choice("engine", d.engine, ("auto", "harfbuzz", "fonttools")),
+        articles=articles,
+        cjk_punctuation=punctuation,
     )
 
 

@@ -1,15 +1,52 @@
-"""Rebasing a job branch onto the remote, with font-only conflicts resolved by regeneration.
+"""Rebasing onto the remote when both sides rebuilt the font subsets.
 
-Placeholder: a plain rebase; any conflict is reported. The font engine replaces it."""
+Almost every article adds characters, so two writers nearly always both change the subset
+files, and git cannot merge two binary fonts. The subsets are derived data: when they are
+the only conflict, the right answer is neither side's file but a rebuild from the merged
+articles, whose characters are the union of both sides'. Any other conflict is real and is
+left to a person (the job becomes CONFLICT; a person's own rebase stops as git's would)."""
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
+from gitpub import fonts, jobs
+from gitpub.commit import commit_message
+from gitpub.config import Config
 from gitpub.context import Context
-from gitpub.errors import GitCommandError
+from gitpub.errors import GitCommandError, GitpubError, InputError
 from gitpub.gitrepo import run_git
 from gitpub.jobs import Job
+from gitpub.prepare import branch_name, manifest
+
+_EDITOR = {"GIT_EDITOR": "true"}  # keep each replayed commit's message as it is
+
+
+def _rebase(cwd: Path, args: Sequence[str]) -> bool:
+    return run_git(["rebase", "--quiet", *args], cwd, check=False, env=_EDITOR).returncode == 0
+
+
+def _unmerged(cwd: Path) -> list[str]:
+    out = run_git(["diff", "--name-only", "-z", "--diff-filter=U"], cwd, check=False).stdout
+    return sorted({p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p})
+
+
+def _in_progress(cwd: Path) -> bool:
+    for name in ("rebase-merge", "rebase-apply"):
+        where = run_git(["rev-parse", "--git-path", name], cwd).stdout.decode().strip()
+        if (cwd / where).exists():
+            return True
+    return False
+
+
+def _font_only(cfg: Config, paths: list[str]) -> bool:
+    return bool(paths) and bool(cfg.font_outputs) and set(paths) <= set(cfg.font_outputs)
+
+
+# ----------------------------------------------------------------------- job worktrees
 
 
 def rebase_job(
@@ -18,20 +55,170 @@ def rebase_job(
     """Rebase the job branch checked out in `worktree` onto `upstream`.
 
     Returns the (possibly updated) job and None on success, or the conflicting paths after
-    aborting the rebase."""
-    proc = run_git(
-        ["rebase", "--quiet", "--no-verify", upstream],
-        worktree,
-        check=False,
-        env={"GIT_EDITOR": "true"},
-    )
-    if proc.returncode == 0:
-        return job, None
-    unmerged = run_git(["diff", "--name-only", "--diff-filter=U"], worktree, check=False)
-    paths = sorted(set(unmerged.stdout.decode("utf-8", "replace").split()))
+    aborting the rebase. When the subsets were the only conflict — or the rebase was clean
+    but left them short of the merged articles' characters — they are rebuilt, the job commit
+    is amended with the new manifest trailer, and the new manifest hash is recorded before
+    this returns: the relay confirms publication by that hash."""
+    cfg = ctx.config
+    target = ctx.repo.resolve(upstream) or upstream
+    before = ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
+    if _rebase(worktree, ["--no-verify", target]):
+        return _refresh_after_clean_rebase(ctx, job, worktree, target)
+    paths = _unmerged(worktree)
     run_git(["rebase", "--abort"], worktree, check=False)
     if not paths:
-        raise GitCommandError(
-            ["git", "rebase", upstream], proc.returncode, proc.stderr.decode("utf-8", "replace")
-        )
-    return job, paths
+        raise GitCommandError(["git", "rebase", target], 1, "rebase failed without conflicts")
+    if not _font_only(cfg, paths):
+        return job, paths
+    # Redo it keeping the remote's subsets: the articles merge cleanly (only the subsets
+    # conflicted), and the subsets are rebuilt from those merged articles right after.
+    if not _rebase(worktree, ["--no-verify", "-X", "ours", target]):
+        again = _unmerged(worktree) or paths
+        run_git(["rebase", "--abort"], worktree, check=False)
+        return job, again
+    try:
+        job = _rebuild_and_amend(ctx, job, worktree, "font-only conflict", target, paths)
+    except fonts.FontError:
+        if before:
+            run_git(["reset", "--hard", "--quiet", before], worktree)
+        return job, paths
+    return job, None
+
+
+def _refresh_after_clean_rebase(
+    ctx: Context, job: Job, worktree: Path, target: str
+) -> tuple[Job, None]:
+    """A clean rebase can still leave the subsets short: the remote may have gained articles
+    without rebuilt subsets (a note written by hand). The job commit carries the subsets, so
+    it carries correct ones."""
+    if ctx.config.fonts is None:
+        return job, None
+    try:
+        if not fonts.stale(ctx.config, worktree):
+            return job, None
+        return _rebuild_and_amend(ctx, job, worktree, "stale after rebase", target, []), None
+    except fonts.FontError as exc:
+        job = jobs.record(ctx.store, job, "fonts:stale", {"reason": exc.message})
+        return job, None
+
+
+def _rebuild_and_amend(
+    ctx: Context, job: Job, worktree: Path, why: str, upstream: str, conflicted: list[str]
+) -> Job:
+    repo, cfg = ctx.repo, ctx.config
+    written = fonts.regenerate(cfg, worktree)
+    head = repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
+    assert head is not None
+    parent = str(repo.commit(head).parent_ids[0])
+    outputs = set(cfg.font_outputs)
+    # The job's files: what its commit changes besides the subsets, plus every subset that
+    # now differs from the parent's.
+    paths = {p for p in repo.changed_paths(parent, head) if p not in outputs}
+    paths = {p for p in paths if (worktree / p).is_file()}
+    for output in sorted(outputs):
+        file = worktree / output
+        if file.is_file() and file.read_bytes() != repo.blob_at(parent, output):
+            paths.add(output)
+    entries = manifest.entries_for(worktree, paths)
+    new = manifest.digest(entries)
+    present = sorted(o for o in outputs if (worktree / o).is_file())
+    if present:
+        run_git(["add", "--", *present], worktree)
+    message = commit_message(ctx, dataclasses.replace(job, artifact_sha256=new))
+    run_git(
+        ["commit", "--amend", "--no-verify", "--quiet", "--allow-empty", "-F", "-"],
+        worktree,
+        input=message.encode("utf-8"),
+    )
+    artifact_dir = _store_artifacts(ctx, job, worktree, entries, new)
+    return jobs.record(
+        ctx.store,
+        job,
+        "fonts:regenerated",
+        {
+            "old_manifest": job.artifact_sha256,
+            "new_manifest": new,
+            "reason": why,
+            "upstream": upstream,
+            "conflicted": conflicted,
+            "written": written,
+        },
+        artifact_sha256=new,
+        artifact_dir=artifact_dir,
+    )
+
+
+def _store_artifacts(
+    ctx: Context, job: Job, worktree: Path, entries: list[manifest.Entry], digest: str
+) -> str:
+    """The amended commit's files and manifest in the job folder, as prepare's seal leaves
+    them: a lost job commit is remade from exactly these. A fresh folder per manifest, so the
+    folder the database names stays intact until the database names the new one."""
+    folder = ctx.job_dir(job.job_id) / f"artifacts-{digest[:16]}"
+    if folder.exists():
+        shutil.rmtree(folder)
+    for e in entries:
+        dest = folder / e.path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(worktree / e.path, dest)
+    jobs._write_atomic(ctx.job_dir(job.job_id) / "manifest.json", manifest.canonical(entries))
+    return str(folder.relative_to(ctx.state_dir))
+
+
+# ----------------------------------------------------------------------- live checkout
+
+
+@dataclasses.dataclass
+class LiveRebase:
+    regenerated: int  # replayed commits whose subsets were rebuilt
+    stale: dict[str, str]  # subsets still short of the articles after the rebase
+
+
+def rebase_live(
+    ctx: Context, upstream: str | None, progress: fonts.Progress | None = None
+) -> LiveRebase:
+    """`git blogpub rebase [UPSTREAM]`: a person's rebase of the live checkout in which every
+    step whose only conflicts are subsets is resolved by rebuilding them from that step's
+    merged articles. A real conflict stops the rebase as git would, for the person to resolve;
+    running this again afterwards continues it."""
+    cfg, root = ctx.config, ctx.repo.root
+    regenerated = 0
+    with ctx.locks.hold("checkout"):
+        if _in_progress(root):
+            if upstream is not None:
+                raise InputError(
+                    "a rebase is already in progress: run `git blogpub rebase` without "
+                    "UPSTREAM to continue it, or `git rebase --abort`"
+                )
+        else:
+            if upstream is None:
+                pub = cfg.publish
+                ctx.repo.fetch(pub.remote, pub.branch)
+                upstream = ctx.tracking_ref
+            proc = run_git(["rebase", upstream], root, check=False, env=_EDITOR)
+            if proc.returncode != 0 and not _in_progress(root):
+                stderr = proc.stderr.decode("utf-8", "replace")
+                raise GitCommandError(["git", "rebase", upstream], proc.returncode, stderr)
+        while _in_progress(root):
+            unmerged = _unmerged(root)
+            real = [p for p in unmerged if p not in cfg.font_outputs]
+            if real:
+                raise GitpubError(
+                    f"rebase stopped: conflict in {', '.join(real)}; resolve and `git add` "
+                    "it, then run `git blogpub rebase` again to rebuild the fonts and "
+                    "continue (or `git rebase --abort`)"
+                )
+            step = "--continue"
+            if unmerged:
+                fonts.regenerate(cfg, root, progress=progress)
+                run_git(["add", "--", *unmerged], root)
+                regenerated += 1
+                staged = run_git(["diff", "--cached", "--quiet", "HEAD"], root, check=False)
+                if staged.returncode == 0:
+                    step = "--skip"  # the rebuilt subsets equal upstream's: nothing to replay
+            proc = run_git(["rebase", step], root, check=False, env=_EDITOR)
+            if proc.returncode != 0 and not _unmerged(root):
+                stderr = proc.stderr.decode("utf-8", "replace")
+                raise GitCommandError(["git", "rebase", step], proc.returncode, stderr)
+        left = fonts.stale(cfg, root) if cfg.fonts is not None else {}
+    return LiveRebase(regenerated, left)

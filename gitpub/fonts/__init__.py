@@ -1,0 +1,224 @@
+"""CJK web-font subsets that hold exactly the characters the blog's articles use.
+
+`gate` is the prepare step (in the job worktree), `regenerate` rebuilds the subsets in any
+checkout, `stale` tells which ones are out of date. All three start from the same plan: the
+characters of every article in the checkout plus the always-kept ones, intersected with what
+the source font covers. The digest of that set and of the source font decides: an output
+whose stamp already names them is current and costs no subsetting at all."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitpub import crash
+from gitpub.config import Config, FontsConfig
+from gitpub.errors import GitpubError
+from gitpub.fonts import charset, engine
+from gitpub.fonts.source import FontError, SourceFont, load
+from gitpub.gitrepo import Repo
+
+__all__ = ["FontError", "Plan", "gate", "outputs_differ", "plan", "regenerate", "stale"]
+
+Progress = Callable[[str, int, int], None]
+"""progress(label, steps done, steps in all): called as long work moves on."""
+
+
+@dataclass
+class Plan:
+    root: Path
+    fonts: FontsConfig
+    source: SourceFont
+    articles: charset.Articles
+    keep: frozenset[int]  # (article characters ∪ always) ∩ source coverage
+    reasons: dict[str, str]  # stale output → why
+
+    def stamp(self, output: str) -> dict[str, Any]:
+        stamp: dict[str, Any] = {
+            "gitpub": engine.PIPELINE,
+            "chars": charset.digest(self.keep),
+            "count": len(self.keep),
+            "source": self.source.sha256,
+            "face": self.source.face,
+        }
+        if output.endswith(".woff2"):
+            stamp["quality"] = self.fonts.quality
+        return stamp
+
+
+def _fonts(cfg: Config) -> FontsConfig:
+    if cfg.fonts is None:
+        raise GitpubError(f"{cfg.root / '.blogpub.toml'}: no [fonts] table; nothing to build")
+    return cfg.fonts
+
+
+def plan(cfg: Config, root: Path) -> Plan:
+    fc = _fonts(cfg)
+    source = load(fc, root)
+    articles = charset.read_articles(cfg, root)
+    keep = (articles.chars | charset.always(fc)) & source.coverage
+    p = Plan(root, fc, source, articles, frozenset(keep), {})
+    for output in fc.outputs:
+        why = _why_stale(root / output, p.stamp(output))
+        if why:
+            p.reasons[output] = why
+    return p
+
+
+def _why_stale(path: Path, want: dict[str, Any]) -> str | None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return "missing"
+    have = engine.read_stamp(data)
+    if have == want:
+        return None
+    if have is None:
+        return "not built by gitpub"
+    for key, why in (
+        ("gitpub", "built by another gitpub version"),
+        ("source", "source font changed"),
+        ("face", "source face changed"),
+        ("chars", "characters changed"),
+        ("quality", "quality changed"),
+    ):
+        if have.get(key) != want.get(key):
+            return why
+    return "stamp differs"
+
+
+def stale(cfg: Config, root: Path) -> dict[str, str]:
+    """Output path → why it is stale, for every output that a rebuild would change."""
+    return dict(plan(cfg, root).reasons)
+
+
+def build(
+    p: Plan,
+    *,
+    heartbeat: Callable[[], None] | None = None,
+    progress: Progress | None = None,
+) -> list[str]:
+    """Write every stale output of the plan (atomically, one by one); returns those whose
+    bytes changed."""
+    todo = [o for o in p.fonts.outputs if o in p.reasons]
+    for output in p.fonts.outputs:
+        _remove_leftovers(p.root / output)
+    if not todo:
+        return []
+    total = len(todo) + 1
+    if progress:
+        progress("subsetting", 0, total)
+    sfnt = engine.subset(p.source, p.keep, engine.choose(p.fonts.engine))
+    if heartbeat:
+        heartbeat()
+    changed = []
+    for done, output in enumerate(todo, start=1):
+        if progress:
+            progress(f"writing {Path(output).name}", done, total)
+        flavor = "woff2" if output.endswith(".woff2") else "woff"
+        data = engine.encode(sfnt, flavor, p.fonts.quality, p.stamp(output))
+        path = p.root / output
+        if not path.is_file() or path.read_bytes() != data:
+            _write_atomic(path, data)
+            changed.append(output)
+        # The outputs are a set: a death here leaves some written and some not. The job
+        # worktree is private and the gate runs again; the live checkout is never touched.
+        crash.point("during_font_regeneration")
+        if heartbeat:
+            heartbeat()
+    if progress:
+        progress("done", total, total)
+    return changed
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Temporary files a killed writer left next to an output."""
+    if path.parent.is_dir():
+        for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
+
+
+def regenerate(cfg: Config, root: Path, *, progress: Progress | None = None) -> list[str]:
+    """Rebuild the subsets in the checkout at `root` from its articles; returns the output
+    paths whose bytes changed."""
+    return build(plan(cfg, root), progress=progress)
+
+
+def _sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def gate(
+    cfg: Config, worktree: Path, heartbeat: Callable[[], None] | None = None
+) -> dict[str, Any]:
+    """The font gate of prepare, in the job worktree.
+
+    Writes the stale subsets and answers with the outputs that differ from the worktree's
+    HEAD (they belong in the job commit, next to the article), the characters the source
+    font lacks, and — under `missing = "review"` — a reason when the change brings in a
+    character the font cannot draw."""
+    from gitpub.prepare.protocol import StepFailed
+
+    started = time.monotonic()
+    try:
+        p = plan(cfg, worktree)
+        written = build(p, heartbeat=heartbeat)
+    except FontError as exc:
+        raise StepFailed(f"fonts: {exc.message}") from None
+    repo = Repo(worktree)
+    head = repo.resolve("HEAD")
+    outputs = {}
+    for output in p.fonts.outputs:
+        path = worktree / output
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        if head is None or repo.blob_at(head, output) != data:
+            outputs[output] = hashlib.sha256(data).hexdigest()
+    used = p.articles.chars
+    missing = charset.visible(used - p.source.coverage)
+    if missing:
+        before = p.articles.baseline(cfg)
+        new = [cp for cp in missing if cp not in before]
+    else:
+        new = []
+    review = None
+    if new and p.fonts.missing == "review":
+        sample = "".join(chr(c) for c in new[:20])
+        review = f"the source font lacks {len(new)} character(s) the change uses: {sample}"
+    return {
+        "outputs": outputs,
+        "written": written,
+        "engine": engine.choose(p.fonts.engine) if written else None,
+        "chars": len(p.keep),
+        "charset_sha256": charset.digest(p.keep),
+        "source_sha256": p.source.sha256,
+        "missing": charset.summary(missing),
+        "missing_new": charset.summary(new),
+        "review": review,
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+def outputs_differ(worktree: Path, outputs: dict[str, str]) -> bool:
+    """True when a file the gate answered with is absent or holds other bytes."""
+    for output, digest in outputs.items():
+        path = worktree / output
+        if not path.is_file() or _sha256_file(path) != digest:
+            return True
+    return False

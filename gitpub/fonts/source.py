@@ -1,0 +1,190 @@
+"""The source font: found, validated, hashed and its coverage read once per process.
+
+The face index of a `.ttc` is checked here, from the collection header: HarfBuzz silently
+returns an empty face for an index out of range, which would subset to a font with no
+glyphs instead of an error naming the key."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from gitpub.config import CONFIG_NAME, FontsConfig
+from gitpub.errors import GitpubError
+
+_SFNT_VERSIONS = {b"\x00\x01\x00\x00": "truetype", b"true": "truetype", b"OTTO": "cff"}
+
+
+class FontError(GitpubError):
+    """The source font cannot be used; the message names the key and the file."""
+
+
+@dataclass
+class SourceFont:
+    path: Path
+    face: int
+    sha256: str
+    outlines: str  # "truetype" (glyf) or "cff"
+    coverage: frozenset[int]
+    cache: dict[str, Any] = field(default_factory=dict)  # engine objects, built on first use
+
+
+_loaded: dict[tuple[str, int, int, int, int], SourceFont] = {}
+
+
+def resolve(fc: FontsConfig, root: Path) -> Path:
+    path = Path(fc.source).expanduser()
+    if not path.is_absolute():
+        path = root / path
+    if not path.is_file():
+        where = "" if Path(fc.source).expanduser().is_absolute() else " in the repository"
+        raise FontError(f"{CONFIG_NAME}: fonts.source {fc.source!r}: no such file{where}")
+    return path
+
+
+def load(fc: FontsConfig, root: Path) -> SourceFont:
+    """The source font named by the config, relative to the checkout at `root`."""
+    path = resolve(fc, root)
+    st = path.stat()
+    key = (str(path.resolve()), fc.face, st.st_size, st.st_mtime_ns, st.st_ino)
+    font = _loaded.get(key)
+    if font is None:
+        font = _open(fc, path, key)
+        _loaded[key] = font
+    return font
+
+
+def _open(fc: FontsConfig, path: Path, key: tuple[str, int, int, int, int]) -> SourceFont:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(12)
+            outlines = _check_face(fc, path, fh, head)
+    except OSError as exc:
+        raise FontError(f"{CONFIG_NAME}: fonts.source {fc.source!r}: {exc.strerror}") from None
+    cached = _read_cache(key)
+    digest = cached.get("sha256") if isinstance(cached.get("sha256"), str) else None
+    if digest is None:
+        digest = _sha256(path)
+    ranges = cached.get("coverage", {}).get(str(fc.face))
+    if isinstance(ranges, list):
+        coverage = frozenset(cp for lo, hi in ranges for cp in range(lo, hi + 1))
+    else:
+        coverage = _coverage(fc, path)
+    if not coverage:
+        raise FontError(
+            f"{CONFIG_NAME}: fonts.source {fc.source!r} (face {fc.face}) maps no characters"
+        )
+    _write_cache(key, digest, fc.face, coverage, cached)
+    return SourceFont(path, fc.face, digest, outlines, coverage)
+
+
+def _check_face(fc: FontsConfig, path: Path, fh: Any, head: bytes) -> str:
+    name = f"{CONFIG_NAME}: fonts.source {fc.source!r}"
+    if head[:4] == b"ttcf" and len(head) >= 12:
+        (count,) = struct.unpack(">I", head[8:12])
+        if fc.face >= count:
+            raise FontError(
+                f"{CONFIG_NAME}: fonts.face = {fc.face}, but {path.name} holds "
+                f"{count} face(s) (0–{count - 1})"
+            )
+        fh.seek(12 + 4 * fc.face)
+        (offset,) = struct.unpack(">I", fh.read(4))
+        fh.seek(offset)
+        version = fh.read(4)
+    else:
+        if fc.face != 0:
+            raise FontError(
+                f"{CONFIG_NAME}: fonts.face = {fc.face}, but {path.name} is a single font "
+                "(only face 0)"
+            )
+        version = head[:4]
+    outlines = _SFNT_VERSIONS.get(version)
+    if outlines is None:
+        raise FontError(f"{name}: not a TrueType or OpenType font")
+    return outlines
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _coverage(fc: FontsConfig, path: Path) -> frozenset[int]:
+    """Every code point the face's cmap maps."""
+    try:
+        import uharfbuzz as hb
+    except ImportError:
+        hb = None
+    if hb is not None:
+        face = hb.Face(hb.Blob.from_file_path(str(path)), fc.face)
+        return frozenset(int(cp) for cp in face.unicodes)
+    from fontTools.ttLib import TTFont, TTLibError
+
+    try:
+        font = TTFont(str(path), fontNumber=fc.face, lazy=True)
+        cmap = font.getBestCmap() or {}
+    except (TTLibError, AssertionError, struct.error, KeyError) as exc:
+        raise FontError(
+            f"{CONFIG_NAME}: fonts.source {fc.source!r}: unreadable font ({exc})"
+        ) from None
+    return frozenset(int(cp) for cp in cmap)
+
+
+# ------------------------------------------------------------------- persistent cache
+# Hashing a 20 MB collection and reading its cmap cost tens of milliseconds per process; a
+# publish that adds no character should cost close to nothing, so both are remembered per
+# (file, size, mtime, inode) — the same racy-but-practical identity git's index uses.
+
+
+def _cache_path(key: tuple[str, int, int, int, int]) -> Path:
+    name = hashlib.sha256("\0".join(map(str, key[:1] + key[2:])).encode()).hexdigest()[:32]
+    return Path(platformdirs.user_cache_dir("gitpub", appauthor=False)) / "fonts" / f"{name}.json"
+
+
+def _read_cache(key: tuple[str, int, int, int, int]) -> dict[str, Any]:
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(_cache_path(key).read_text("utf-8"))
+        if isinstance(data, dict):
+            return data
+    return {}
+
+
+def _ranges(codepoints: frozenset[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for cp in sorted(codepoints):
+        if out and out[-1][1] == cp - 1:
+            out[-1][1] = cp
+        else:
+            out.append([cp, cp])
+    return out
+
+
+def _write_cache(
+    key: tuple[str, int, int, int, int],
+    digest: str,
+    face: int,
+    coverage: frozenset[int],
+    cached: dict[str, Any],
+) -> None:
+    faces = cached.get("coverage") if isinstance(cached.get("coverage"), dict) else {}
+    assert isinstance(faces, dict)
+    if cached.get("sha256") == digest and str(face) in faces:
+        return
+    faces = {**faces, str(face): _ranges(coverage)}
+    path = _cache_path(key)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"sha256": digest, "coverage": faces}), "utf-8")
+        os.replace(tmp, path)
