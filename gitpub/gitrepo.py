@@ -235,3 +235,29 @@ class Repo:
 
     def is_clean(self, cwd: Path | None = None) -> bool:
         return git_out(["status", "--porcelain", "--untracked-files=no"], cwd or self.root) == ""
+
+
+# ------------------------------------------------ read helpers for external_sync and the hooks
+
+
+def merge_base(repo: Repo, a: str, b: str) -> Oid | None:
+    """The best common ancestor of two commits, or None when they share no history."""
+    try:
+        found = repo.pg.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return Oid(str(found)) if found else None
+
+
+def operation_in_progress(repo: Repo) -> bool:
+    """A merge, rebase, cherry-pick, revert or bisect is under way in the live checkout:
+    its index and HEAD belong to the person doing it, not to gitpub."""
+    return bool(repo.pg.state() != pygit2.enums.RepositoryState.NONE)
+
+
+def config_value(repo: Repo, key: str, *, path: bool = False) -> str | None:
+    """One git config value as git itself resolves it (includes, global file, `~`)."""
+    args = ["config", "--get", key] if not path else ["config", "--type=path", "--get", key]
+    proc = run_git(args, repo.root, check=False)
+    value = proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+    return value if proc.returncode == 0 and value else None

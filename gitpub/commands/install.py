@@ -1,15 +1,22 @@
-"""`git blogpub install` / `uninstall`. Placeholder until the hooks land."""
+"""`git blogpub install` / `uninstall`: gitpub's git hooks in the repository's hooks folder."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub.errors import GitpubError
+from gitpub import config, hooks
+from gitpub.commands.output import say
+from gitpub.gitrepo import Repo
 
 
 def install(path: Path) -> None:
-    raise GitpubError("install: not available in this build yet")
+    repo = Repo.discover(path)
+    cfg = config.load(repo.root)
+    for line in hooks.install(repo, cfg.publish.branch):
+        say(line)
 
 
 def uninstall(path: Path) -> None:
-    raise GitpubError("uninstall: not available in this build yet")
+    repo = Repo.discover(path)
+    for line in hooks.uninstall(repo):
+        say(line)

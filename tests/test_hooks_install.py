@@ -1,0 +1,199 @@
+"""`git blogpub install` / `uninstall` on real repositories, and the hooks as git runs them."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Blog, article
+
+from gitpub import hooks
+from gitpub.gitrepo import Repo
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FOREIGN = b"""#!/bin/sh
+# somebody's own hook, kept byte for byte
+echo "legacy $*" >> legacy-ran.txt
+"""
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every hook file (not git's samples) with its bytes and mode."""
+    return {
+        p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode))
+        for p in sorted(folder.iterdir())
+        if p.is_file() and not p.name.endswith(".sample")
+    }
+
+
+def run(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(args), cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
+
+
+def state_dir(blog: Blog) -> Path:
+    return blog.root / ".git" / "blogpub"
+
+
+def hand_commit(blog: Blog, name: str = "by-hand.mdx") -> subprocess.CompletedProcess[str]:
+    (blog.root / "content/posts" / name).write_text(article("By hand", "Written in an editor."))
+    blog.git("add", "content/posts")
+    return run(blog.root, "git", "commit", "-q", "-m", f"add {name}")
+
+
+def test_install_chains_an_existing_hook_and_uninstall_restores_it(blog: Blog) -> None:
+    folder = blog.root / ".git" / "hooks"
+    (folder / "post-commit").write_bytes(FOREIGN)
+    (folder / "post-commit").chmod(0o750)
+    before = snapshot(folder)
+
+    blog.ok("install")
+    installed = snapshot(folder)
+    assert installed["post-commit.legacy"] == before["post-commit"]
+    blog.ok("install")
+    assert snapshot(folder) == installed  # idempotent: the same files, byte for byte
+
+    assert hand_commit(blog).returncode == 0
+    assert (blog.root / "legacy-ran.txt").read_text() == "legacy \n"  # the old hook still ran
+    hints = (state_dir(blog) / "hints").read_text().splitlines()
+    assert "post-commit refs/heads/main" in hints  # ... and so did ours
+
+    blog.ok("uninstall")
+    assert snapshot(folder) == before  # exactly what was there: bytes and mode
+    blog.ok("uninstall")
+    assert snapshot(folder) == before
+
+
+def test_install_into_core_hooks_path(blog: Blog) -> None:
+    blog.git("config", "core.hooksPath", ".githooks")
+    default = blog.root / ".git" / "hooks"
+    before = snapshot(default)
+    blog.ok("install")
+    landed = blog.root / ".githooks"
+    assert sorted(snapshot(landed)) == ["post-commit", "reference-transaction"]
+    assert snapshot(default) == before
+    assert hand_commit(blog).returncode == 0
+    assert (state_dir(blog) / "hints").read_text().count("refs/heads/main") >= 1
+    blog.ok("uninstall")
+    assert snapshot(landed) == {}
+
+
+def test_commit_off_the_published_branch_leaves_no_hint(blog: Blog) -> None:
+    blog.ok("install")
+    blog.git("switch", "-q", "-c", "drafts")
+    assert hand_commit(blog).returncode == 0
+    blog.git("update-ref", "refs/heads/elsewhere", "HEAD")
+    assert not (state_dir(blog) / "hints").exists()
+
+
+def test_an_older_version_of_our_hook_is_replaced_not_chained(blog: Blog) -> None:
+    folder = blog.root / ".git" / "hooks"
+    old = f"#!/bin/sh\n# {hooks.HOOK_ID} post-commit version 0\nexit 0\n"
+    (folder / "post-commit").write_text(old)
+    (folder / "post-commit").chmod(0o755)
+    blog.ok("install")
+    assert not (folder / "post-commit.legacy").exists()
+    assert (folder / "post-commit").read_bytes() == hooks.render(
+        "post-commit", hooks.default_marker()
+    )
+    blog.ok("uninstall")
+    assert not (folder / "post-commit").exists()
+
+
+def test_a_legacy_hook_that_calls_ours_again_does_not_loop(blog: Blog) -> None:
+    folder = blog.root / ".git" / "hooks"
+    # A hook manager that runs "every hook named post-commit" ends up calling ours again.
+    (folder / "post-commit").write_text(
+        '#!/bin/sh\necho once >> legacy-ran.txt\nexec "${0%.legacy}" "$@"\n'
+    )
+    (folder / "post-commit").chmod(0o755)
+    blog.ok("install")
+    proc = subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", "x"],
+        cwd=blog.root,
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0
+    assert (blog.root / "legacy-ran.txt").read_text() == "once\n"
+
+
+def test_a_hook_whose_gitpub_is_gone_says_how_to_remove_it(blog: Blog, tmp_path: Path) -> None:
+    marker = tmp_path / "site-packages" / "gitpub" / "__init__.py"
+    marker.parent.mkdir(parents=True)
+    marker.write_text("")
+    hooks.install(Repo(blog.root), "main", marker=marker)
+    blog.git("update-ref", "refs/blog-jobs/some-job", "HEAD", check=False)
+    marker.unlink()  # gitpub uninstalled, its hooks left behind
+
+    head = blog.git("rev-parse", "HEAD")
+    proc = hand_commit(blog)
+    assert proc.returncode == 0 and blog.git("rev-parse", "HEAD^") == head
+    assert "no longer installed" in proc.stderr
+    assert "delete .git/hooks/post-commit" in proc.stderr
+    # Nor does it guard anything any more: a person may clean up after it.
+    proc = run(blog.root, "git", "update-ref", "-d", "refs/blog-jobs/some-job")
+    assert proc.returncode == 0, proc.stderr
+    assert "no longer installed" in proc.stderr
+
+
+def test_install_refuses_bad_places_with_one_line_and_writes_nothing(
+    blog: Blog, tmp_path: Path
+) -> None:
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    res = Blog(bare, bare).blogpub("install")
+    assert res.returncode == 1 and len(res.stderr.strip().splitlines()) == 1
+    assert "bare" in res.stderr and "Traceback" not in res.stderr
+
+    (blog.root / "not-a-folder").write_text("x")
+    blog.git("config", "core.hooksPath", "not-a-folder")
+    res = blog.blogpub("install")
+    assert res.returncode == 1 and len(res.stderr.strip().splitlines()) == 1
+    assert "not a folder" in res.stderr
+    blog.git("config", "--unset", "core.hooksPath")
+
+    folder = blog.root / ".git" / "hooks"
+    (folder / "reference-transaction").write_bytes(FOREIGN)
+    (folder / "reference-transaction.legacy").write_bytes(b"#!/bin/sh\nexit 0\n")
+    before = snapshot(folder)
+    res = blog.blogpub("install")
+    assert res.returncode == 1 and "already exists" in res.stderr
+    assert snapshot(folder) == before  # not even post-commit was written
+
+
+def test_templates_ship_as_package_data() -> None:
+    marker = "/nowhere/gitpub/__init__.py"
+    for name in hooks.HOOK_NAMES:
+        text = hooks.render(name, Path(marker)).decode()
+        assert text.startswith("#!/bin/sh\n") and hooks.HOOK_ID in text.splitlines()[1]
+        assert text == (ROOT / "hooks" / name).read_text().replace(hooks.MARKER, marker)
+    # The package list is written by hand (the templates need a package-dir mapping): every
+    # package folder under gitpub/ must be in it, or a real install would miss it.
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {
+        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "gitpub").rglob("__init__.py")
+    }
+    assert on_disk <= set(setup["packages"])
+    assert setup["package-dir"]["gitpub.hooktemplates"] == "hooks"
+
+
+@pytest.mark.parametrize("shell", ["dash", "bash"])
+def test_templates_parse_in_posix_shells(shell: str) -> None:
+    if subprocess.run(["sh", "-c", f"command -v {shell}"], capture_output=True).returncode:
+        pytest.skip(f"{shell} not installed")
+    for name in hooks.HOOK_NAMES:
+        assert subprocess.run([shell, "-n", str(ROOT / "hooks" / name)]).returncode == 0
