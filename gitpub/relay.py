@@ -252,19 +252,11 @@ def _settle(ctx: Context, job: Job, result: Result, probe: bool) -> Job:
             also=lambda conn: outbox.settle_publish(conn, job.job_id, "conflict"),
         )
     attempt = job.attempt + 1
-    if attempt >= retry.max_attempts:
-        return jobs.transition(
-            store,
-            job,
-            State.FAILED,
-            "retry:exhausted",
-            {"reason": result.reason, "attempt": attempt},
-            failure_code="delivery_exhausted",
-            attempt=attempt,
-            next_retry_at=at(time.time() + retry.probe_interval),
-        )
-    delay = backoff(retry.base_delay, retry.max_delay, attempt)
-    return jobs.transition(
+    exhausted = attempt >= job.max_attempts
+    delay = (
+        retry.probe_interval if exhausted else backoff(retry.base_delay, retry.max_delay, attempt)
+    )
+    job = jobs.transition(
         store,
         job,
         State.RETRY_WAIT,
@@ -273,6 +265,18 @@ def _settle(ctx: Context, job: Job, result: Result, probe: bool) -> Job:
         attempt=attempt,
         next_retry_at=at(time.time() + delay),
     )
+    if exhausted:
+        # The budget is spent: from now on only the (hourly) delivery probe, which never
+        # resets the budget and never regenerates anything.
+        job = jobs.transition(
+            store,
+            job,
+            State.FAILED,
+            "retry:exhausted",
+            {"attempt": attempt, "max_attempts": job.max_attempts},
+            failure_code="delivery_exhausted",
+        )
+    return job
 
 
 def fast_forward_live(ctx: Context) -> str:

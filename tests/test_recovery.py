@@ -1,0 +1,357 @@
+"""Crash recovery and exactly-once delivery, with real process deaths.
+
+Each scenario kills gitpub at a named point (`GITPUB_CRASH_AT`, which ends the process like a
+SIGKILL), restarts it, and checks what a user would: every job ends PUBLISHED, the remote
+holds exactly one commit per job, every push the remote received is accounted for, and the
+draft command (a script that counts its own runs) was paid for once per job."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import CONFIG, Blog, article, make_blog
+
+TOPICS = [
+    "Swallows return to the old barn every April.",
+    "A sourdough starter wants flour, water and patience.",
+    "Night trains cross the Alps while passengers sleep.",
+    "Rust's borrow checker rejects two mutable references.",
+    "Tomatoes ripen faster next to bananas in a paper bag.",
+    "The Baltic sea is brackish and has almost no tide.",
+    "Git stores snapshots, not differences between files.",
+    "Moss grows on the north side only in some forests.",
+]
+
+
+def distinct(i: int) -> str:
+    """Article bodies that no dedup judge would call duplicates of each other."""
+    return f"{TOPICS[i % len(TOPICS)]} (number {i}, {'x' * (i // len(TOPICS))})"
+
+
+DRAFT = """\
+import json, os, sys, time
+req = json.load(sys.stdin)
+with open(os.environ["DRAFT_LOG"], "a") as fh:
+    fh.write(req["job_id"] + "\\n")
+time.sleep(float(os.environ.get("DRAFT_SECONDS", "0")))
+print(json.dumps({"text": req["source"]}))
+"""
+
+PUSH_LOG_HOOK = """#!/bin/sh
+echo "$1 $3" >> "$(dirname "$0")/../pushes.log"
+"""
+
+
+def counting_blog(base: Path) -> tuple[Blog, Path]:
+    script = base / "draft.py"
+    script.write_text(DRAFT)
+    blog = make_blog(base, CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{script}"]\n')
+    hook = blog.remote / "hooks" / "update"
+    hook.write_text(PUSH_LOG_HOOK)
+    hook.chmod(0o755)
+    return blog, base / "draft.log"
+
+
+def drafts(log: Path) -> Counter[str]:
+    return Counter(log.read_text().split()) if log.exists() else Counter()
+
+
+def pushes(blog: Blog) -> list[str]:
+    log = blog.remote / "pushes.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def assert_exactly_once(blog: Blog, job_ids: list[str], draft_log: Path) -> None:
+    for job_id in job_ids:
+        job = blog.job(job_id)["job"]
+        assert job["state"] == "PUBLISHED", (job_id, blog.job(job_id)["events"])
+        assert blog.commits_with_job(job_id) == 1
+        # The recorded hash is the remote's own commit, carrying the article.
+        body = blog.remote_git("show", "-s", "--format=%B", job["remote_commit"])
+        assert f"Blog-Job-Id: {job_id}" in body
+        files = blog.remote_git("show", "--name-only", "--format=", job["remote_commit"]).split()
+        assert files == [job["target_path"]]
+    assert drafts(draft_log) == Counter({j: 1 for j in job_ids})
+    # One push per job reached the remote: a lost answer was confirmed, never re-pushed.
+    assert len(pushes(blog)) == len(job_ids)
+
+
+POINTS = [
+    "after_received",
+    "after_draft",
+    "after_gates",
+    "before_local_commit",
+    "after_local_commit_before_db",
+    "after_local_committed",
+    "after_rebase_before_push",
+    "after_push_before_db",
+    "after_published_before_cleanup",
+]
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+@pytest.mark.parametrize("point", POINTS)
+def test_crash_at_every_point_then_restart(tmp_path: Path, point: str, jobs: int) -> None:
+    blog, draft_log = counting_blog(tmp_path)
+    env = {"DRAFT_LOG": str(draft_log)}
+    texts = [
+        article(f"Post {i}", f"Article number {i} about crash safety. " * 3) for i in range(jobs)
+    ]
+    ids: list[str] = []
+    for i, text in enumerate(texts):
+        src = tmp_path / f"s{i}.mdx"
+        src.write_text(text)
+        args = ("submit", "--key", f"k{i}", "--source", str(src), "--json")
+        if point == "after_received":
+            res = blog.blogpub(*args, env={**env, "GITPUB_CRASH_AT": point})
+            assert res.returncode == 137 and res.stdout == ""  # died before answering
+            again = blog.ok(*args).json()  # the client retries with the same key
+            assert again["created"] is False
+            ids.append(again["job_id"])
+        else:
+            ids.append(blog.ok(*args).json()["job_id"])
+    if point != "after_received":
+        res = blog.blogpub("run", "--until-idle", env={**env, "GITPUB_CRASH_AT": point})
+        assert res.returncode == 137, res.stderr
+    blog.ok("run", "--until-idle", env=env)
+    assert_exactly_once(blog, ids, draft_log)
+    if point == "after_local_commit_before_db":
+        # The commit existed before the database knew it: recovery found it, no second one.
+        steps = [e["step"] for e in blog.job(ids[0])["events"]]
+        assert "recover:found-commit" in steps
+
+
+def test_recovery_falls_back_to_trailer_search_without_the_job_ref(tmp_path: Path) -> None:
+    blog, draft_log = counting_blog(tmp_path)
+    env = {"DRAFT_LOG": str(draft_log)}
+    job_id = blog.submit("k", article("Lost ref", "The job ref is gone; trailers remain."))
+    res = blog.blogpub(
+        "run", "--until-idle", env={**env, "GITPUB_CRASH_AT": "after_local_commit_before_db"}
+    )
+    assert res.returncode == 137
+    # Simulate the ref never having been written: only `git log --grep` can find the commit.
+    blog.git("update-ref", "-d", f"refs/blog-jobs/{job_id}", check=False)
+    if blog.git("rev-parse", "--verify", "--quiet", f"refs/blog-jobs/{job_id}", check=False):
+        pytest.skip("job refs are protected by installed hooks here")
+    blog.ok("run", "--until-idle", env=env)
+    assert_exactly_once(blog, [job_id], draft_log)
+    assert "recover:found-commit" in [e["step"] for e in blog.job(job_id)["events"]]
+
+
+def test_damaged_artifacts_during_recovery_go_to_review(tmp_path: Path) -> None:
+    blog, draft_log = counting_blog(tmp_path)
+    env = {"DRAFT_LOG": str(draft_log)}
+    job_id = blog.submit("k", article("Fragile", "Artifacts will be tampered with."))
+    res = blog.blogpub("run", "--until-idle", env={**env, "GITPUB_CRASH_AT": "before_local_commit"})
+    assert res.returncode == 137
+    job = blog.job(job_id)["job"]
+    artifact = blog.root / ".git" / "blogpub" / "jobs" / job_id / "artifacts" / job["target_path"]
+    artifact.write_text("tampered\n")
+    before = blog.remote_log()
+    blog.ok("run", "--until-idle", env=env)
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "REVIEW"
+    assert shown["job"]["failure_code"] == "artifacts_damaged"
+    assert any(e["step"] == "recover:unsafe" for e in shown["events"])
+    assert blog.remote_log() == before
+
+
+def test_draft_killed_mid_run_is_adopted_not_paid_again(tmp_path: Path) -> None:
+    """SIGKILL while the (slow) draft command runs: it finishes on its own and the next
+    worker adopts its answer."""
+    blog, draft_log = counting_blog(tmp_path)
+    env = {**os.environ, "DRAFT_LOG": str(draft_log), "DRAFT_SECONDS": "1.5"}
+    job_id = blog.submit("k", article("Slow", "An expensive draft."))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--until-idle"], env=env
+    )
+    deadline = time.monotonic() + 20
+    while not draft_log.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    blog.ok("run", "--until-idle", env={"DRAFT_LOG": str(draft_log)})
+    assert_exactly_once(blog, [job_id], draft_log)
+
+
+def test_soak_random_sigkill(tmp_path: Path) -> None:
+    rounds = int(os.environ.get("GITPUB_SOAK_ROUNDS", "30"))
+    rng = random.Random(int(os.environ.get("GITPUB_SOAK_SEED", "20261130")))
+    blog, draft_log = counting_blog(tmp_path)
+    env = {**os.environ, "DRAFT_LOG": str(draft_log), "DRAFT_SECONDS": "0.2"}
+    ids: list[str] = []
+    argv = [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--interval", "0.1"]
+    for _ in range(rounds):
+        while sum(1 for j in blog.status() if j["state"] != "PUBLISHED") < 5:
+            n = len(ids)
+            ids.append(blog.submit(f"soak-{n}", article(f"Soak {n}", distinct(n))))
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0, 2))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    blog.ok("run", "--until-idle", env={"DRAFT_LOG": str(draft_log)})
+    assert_exactly_once(blog, ids, draft_log)
+
+
+def test_two_reconcilers_at_once_deliver_each_job_once(tmp_path: Path) -> None:
+    blog, draft_log = counting_blog(tmp_path)
+    env = {**os.environ, "DRAFT_LOG": str(draft_log)}
+    ids = [blog.submit(f"k{i}", article(f"Twin {i}", distinct(i))) for i in range(4)]
+    argv = [sys.executable, "-m", "gitpub", "-C", str(blog.root), "reconcile"]
+    procs = [
+        subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    assert_exactly_once(blog, ids, draft_log)
+
+
+def test_prepare_is_not_blocked_by_a_held_delivery_lock(tmp_path: Path) -> None:
+    """A push stuck on the network must not hold up preparing and committing other jobs."""
+    from gitpub.locks import Locks
+
+    blog, draft_log = counting_blog(tmp_path)
+    env = {**os.environ, "DRAFT_LOG": str(draft_log)}
+    job_id = blog.submit("k", article("Independent", "Prepared while delivery is stuck."))
+    locks = Locks(blog.root / ".git" / "blogpub" / "locks")
+    with locks.hold("delivery"):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--until-idle"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 60
+        state = ""
+        while time.monotonic() < deadline:
+            state = blog.job(job_id)["job"]["state"]
+            if state in ("LOCAL_COMMITTED", "PUSHING"):
+                break
+            time.sleep(0.1)
+        assert state in ("LOCAL_COMMITTED", "PUSHING")
+        assert proc.poll() is None  # the worker now waits for delivery, as it should
+        assert blog.remote_log()[-1:] and blog.commits_with_job(job_id) == 0
+    proc.communicate(timeout=120)
+    assert proc.returncode == 0
+    assert_exactly_once(blog, [job_id], draft_log)
+
+
+def test_retry_waits_hold_no_lock(tmp_path: Path) -> None:
+    from gitpub.locks import Locks
+
+    blog, draft_log = counting_blog(tmp_path)
+    env = {**os.environ, "DRAFT_LOG": str(draft_log)}
+    job_id = blog.submit("k", article("Patient", "Waiting for the network."))
+    away = blog.remote.with_name("away.git")
+    blog.remote.rename(away)
+    locks = Locks(blog.root / ".git" / "blogpub" / "locks")
+    seen_free = {"delivery": 0, "checkout": 0}
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.is_set():
+            for name in seen_free:
+                if blog.root.joinpath(".git/blogpub/locks").exists() and locks.is_free(name):
+                    seen_free[name] += 1
+            time.sleep(0.02)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--interval", "0.1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    thread = threading.Thread(target=poll)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if blog.job(job_id)["job"]["attempt"] >= 2:
+                break
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        away.rename(blog.remote)
+    assert blog.job(job_id)["job"]["attempt"] >= 2  # it did retry, more than once
+    assert seen_free["delivery"] > 0 and seen_free["checkout"] > 0
+
+
+def test_budget_exhaustion_then_probe_publishes_without_new_draft(tmp_path: Path) -> None:
+    blog, draft_log = counting_blog(tmp_path)
+    env = {"DRAFT_LOG": str(draft_log)}
+    job_id = blog.submit("k", article("Exhausted", "Delivered by a probe, in the end."))
+    away = blog.remote.with_name("away.git")
+    blog.remote.rename(away)
+    try:
+        for _ in range(40):
+            blog.ok("run", "--until-idle", env=env)
+            job = blog.job(job_id)["job"]
+            if job["state"] == "FAILED":
+                break
+            time.sleep(0.25)
+        assert job["state"] == "FAILED"
+        assert job["failure_code"] == "delivery_exhausted"
+        assert job["attempt"] == job["max_attempts"] == 4
+        # Probes while the remote is still away change nothing, and never reset the budget.
+        time.sleep(0.6)
+        blog.ok("run", "--until-idle", env=env)
+        assert blog.job(job_id)["job"]["state"] == "FAILED"
+        assert blog.job(job_id)["job"]["attempt"] == 4
+    finally:
+        away.rename(blog.remote)
+    time.sleep(0.6)  # probe_interval in the test config is 0.5 s
+    blog.ok("run", "--until-idle", env=env)
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "PUBLISHED"
+    published = next(e for e in shown["events"] if e["to_state"] == "PUBLISHED")
+    assert published["from_state"] == "FAILED" and published["detail"]["probe"] is True
+    assert_exactly_once(blog, [job_id], draft_log)
+
+
+def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> None:
+    from gitpub import jobs
+    from gitpub.context import open_context
+    from gitpub.jobs import LeaseLost
+    from gitpub.states import State
+
+    job_id = blog.submit("k", article("Leased", "Two workers, one job."))
+    with open_context(blog.root) as ctx:
+        mine = jobs.claim(ctx.store, job_id, "worker-a", 0.05)
+        assert mine is not None
+        assert jobs.claim(ctx.store, job_id, "worker-b", 60) is None  # lost race: a no-op
+        time.sleep(0.1)  # worker-a stalls past its lease
+        theirs = jobs.claim(ctx.store, job_id, "worker-b", 60)
+        assert theirs is not None
+        with pytest.raises(LeaseLost):
+            jobs.transition(ctx.store, mine, State.PREPARING, "prepare:start")
+        with pytest.raises(LeaseLost):
+            jobs.renew(ctx.store, mine, 60)
+        assert jobs.require(ctx.store, job_id).state is State.RECEIVED
+        assert [e["step"] for e in jobs.events(ctx.store, job_id)] == ["submit"]
+
+
+def test_locks_taken_out_of_order_raise(tmp_path: Path) -> None:
+    from gitpub.errors import LockOrderError
+    from gitpub.locks import Locks
+
+    locks = Locks(tmp_path / "locks")
+    with locks.hold("delivery"), locks.hold("checkout"), locks.hold("repo"):
+        pass
+    with locks.hold("repo"), pytest.raises(LockOrderError), locks.hold("delivery"):
+        pass
+    with locks.hold("checkout"), pytest.raises(LockOrderError), locks.hold("checkout"):
+        pass
