@@ -24,6 +24,7 @@ from gitpub.errors import GitCommandError, GitpubError
 from gitpub.outbox import ExternalEvent
 from gitpub.relay import backoff
 from gitpub.store import now
+from gitpub.types import Oid
 
 SCAN_PERIOD = 300.0
 """Seconds between two reconcile scans of a running worker (hints make it sooner)."""
@@ -127,30 +128,32 @@ def deliver(ctx: Context) -> Report:
     Network and commit under the delivery lock; the live-checkout commit and branch move under
     the checkout lock inside it. Failed attempts wait with backoff in the outbox, not in a sleep."""
     report = Report()
+    rebased = None
     if outbox.due_external(ctx.store):
         with ctx.locks.hold("delivery"):
-            _deliver_locked(ctx, report)
-    report.branch = gx.catch_up(ctx)
+            rebased = _deliver_locked(ctx, report)
+    report.branch = gx.catch_up(ctx, rebased)
     return report
 
 
-def _deliver_locked(ctx: Context, report: Report) -> None:
+def _deliver_locked(ctx: Context, report: Report) -> tuple[Oid, Oid] | None:
+    """Returns (local tip, its pushed copy) when a push went through."""
     repo, pub = ctx.repo, ctx.config.publish
     try:
         with ctx.locks.hold("checkout"):
             _commit_worktree(ctx)
     except GitpubError as exc:
         _defer(ctx, outbox.due_external(ctx.store), report, f"commit failed: {exc.message}")
-        return
+        return None
     try:
         repo.fetch(pub.remote, pub.branch)
     except GitCommandError as exc:
         _defer(ctx, outbox.due_external(ctx.store), report, f"fetch failed: {exc.stderr[-300:]}")
-        return
+        return None
     local, tip = repo.resolve(gx.local_ref(ctx)), repo.resolve(ctx.tracking_ref)
     if tip is None:
         _defer(ctx, outbox.due_external(ctx.store), report, f"no remote branch {pub.branch!r}")
-        return
+        return None
     watching = gx.observable(ctx)
     waiting: list[ExternalEvent] = []
     later: list[ExternalEvent] = []
@@ -167,32 +170,51 @@ def _deliver_locked(ctx: Context, report: Report) -> None:
         else:
             later.append(event)
     _defer(ctx, [e for e in later if e.next_attempt_at <= now()], report, "")
+    _settle_merged_conflicts(ctx, tip)
     if not waiting:
-        return
+        return None
     assert local is not None  # an event waits only on commits of the local branch
-    pushed = gx.push_branch(ctx, local)
+    try:
+        pushed = gx.push_branch(ctx, local)
+    except GitpubError as exc:  # a failed git command, a font that cannot be built
+        _defer(ctx, waiting, report, exc.message)
+        return None
     if pushed.kind == "conflict":
         for event in waiting:
             outbox.settle_external(ctx.store, event.event_id, outbox.CONFLICT)
         report.conflicts.extend(pushed.paths)
-        return
-    if pushed.kind == "retry":
+        return None
+    if pushed.kind == "retry" or pushed.commit is None:
         _defer(ctx, waiting, report, pushed.reason)
-        return
+        return None
     try:
         repo.fetch(pub.remote, pub.branch)
     except GitCommandError as exc:
         _defer(ctx, waiting, report, f"fetch after push failed: {exc.stderr[-300:]}")
-        return
+        return None
     tip = repo.resolve(ctx.tracking_ref)
+    # What was pushed is the local branch rebased: every waiting event's change is in it.
+    # Confirmation still reads the remote-tracking branch after the fetch.
+    landed = tip is not None and repo.is_ancestor(pushed.commit, tip)
     unconfirmed = []
     for event in waiting:
-        if tip is not None and _on_remote(ctx, event, tip):
+        commits = event.payload.get("type") == "commits"
+        if tip is not None and landed and (commits or _on_remote(ctx, event, tip)):
             outbox.settle_external(ctx.store, event.event_id, outbox.DELIVERED)
             report.delivered += 1
         else:
             unconfirmed.append(event)
     _defer(ctx, unconfirmed, report, "pushed, but not found on the remote branch")
+    if tip is not None:
+        _settle_merged_conflicts(ctx, tip)
+    return (local, pushed.commit) if landed else None
+
+
+def _settle_merged_conflicts(ctx: Context, tip: str) -> None:
+    """A conflict a person has merged by hand since, then pushed or let a later event push."""
+    for event in outbox.external_events(ctx.store, outbox.CONFLICT):
+        if _on_remote(ctx, event, tip):
+            outbox.settle_external(ctx.store, event.event_id, outbox.DELIVERED)
 
 
 def _commit_worktree(ctx: Context) -> None:

@@ -20,8 +20,8 @@ from gitpub.types import Oid
 
 WORKTREE = "external-sync"
 """Name of the private worktree (under the state dir's worktrees/) where rebases happen."""
-FONT_ROUNDS = 50
-"""Font-only conflicts resolved by regeneration in one rebase, at most (one per commit)."""
+FONT_ROUNDS = 100
+"""Rebase steps in one rebase, at most: each font-only conflict resolved costs one."""
 
 
 def sync_paths(cfg: Config) -> tuple[str, ...]:
@@ -68,9 +68,8 @@ def dirty_changes(ctx: Context) -> list[tuple[str, str | None]]:
 
 
 def regenerate_fonts(cfg: Config, root: Path) -> None:
-    regenerate = getattr(fonts, "regenerate", None)  # FIXME: direct call once the engine lands
-    if cfg.fonts is not None and regenerate is not None:
-        regenerate(cfg, root)
+    if cfg.fonts is not None:
+        fonts.regenerate(cfg, root)
 
 
 def commit_changes(ctx: Context, event_id: str) -> Oid | None:
@@ -171,6 +170,10 @@ def push_branch(ctx: Context, local: Oid) -> Pushed:
             if head is None:
                 return Pushed("conflict", reason="rebase conflict", paths=conflict)
         assert head is not None
+        if head == tip:
+            # Everything the branch holds is on the remote already (say, pushed by a run
+            # that died before recording it): the rebase left nothing to push.
+            return Pushed("pushed", commit=head)
         result = repo.push(pub.remote, head, pub.branch)
         if result.ok:
             crash.point("during_external_sync_push")
@@ -187,37 +190,63 @@ def push_branch(ctx: Context, local: Oid) -> Pushed:
 def rebase(ctx: Context, local: Oid, upstream: Oid) -> tuple[Oid | None, list[str]]:
     """Rebase `local` onto `upstream` in the private worktree; the live checkout is not touched.
 
-    A conflict confined to font outputs is resolved by rebuilding the subsets from the merged
-    articles (the union of characters); any other conflict aborts and names its paths."""
-    repo, cfg = ctx.repo, ctx.config
+    Returns the new tip, or None and the conflicting paths after aborting. Font outputs are
+    derived, so they never stop a rebase: a conflict confined to them is resolved by
+    rebuilding the subsets from the merged articles (the union of characters), and subsets
+    left short of the merged articles by a clean rebase are rebuilt in one more commit."""
+    repo = ctx.repo
     path = ctx.worktree_dir(WORKTREE)
     with ctx.locks.hold("repo"):
         repo.worktree_remove(path)  # whatever a crash left behind
         path.parent.mkdir(parents=True, exist_ok=True)
         run_git(["worktree", "add", "--quiet", "--detach", str(path), local], repo.root)
     try:
-        args = ["rebase", "--quiet", "--no-verify", upstream]
-        for _ in range(FONT_ROUNDS):
-            proc = run_git(args, path, check=False, env={"GIT_EDITOR": "true"})
-            if proc.returncode == 0:
-                head = repo.resolve(git_out(["rev-parse", "HEAD"], path))
-                return head, []
-            unmerged = _unmerged(path)
-            if not unmerged:
-                raise GitCommandError(
-                    ["git", *args], proc.returncode, proc.stderr.decode("utf-8", "replace")
-                )
-            if cfg.fonts is None or not set(unmerged) <= set(cfg.font_outputs):
-                run_git(["rebase", "--abort"], path, check=False)
-                return None, unmerged
-            regenerate_fonts(cfg, path)
-            run_git(["add", "--", *unmerged], path)
-            args = ["rebase", "--continue"]
-        run_git(["rebase", "--abort"], path, check=False)
-        return None, sorted(cfg.font_outputs)
+        conflict = _replay(ctx, path, upstream)
+        if conflict is not None:
+            return None, conflict
+        _refresh_fonts(ctx, path)
+        return repo.resolve(git_out(["rev-parse", "HEAD"], path)), []
     finally:
         with ctx.locks.hold("repo"):
             repo.worktree_remove(path)
+
+
+def _replay(ctx: Context, worktree: Path, upstream: str) -> list[str] | None:
+    cfg = ctx.config
+    step = ["rebase", "--quiet", "--no-verify", upstream]
+    for _ in range(FONT_ROUNDS):
+        proc = run_git(step, worktree, check=False, env={"GIT_EDITOR": "true"})
+        if proc.returncode == 0:
+            return None
+        unmerged = _unmerged(worktree)
+        if not unmerged:
+            run_git(["rebase", "--abort"], worktree, check=False)
+            raise GitCommandError(
+                ["git", *step], proc.returncode, proc.stderr.decode("utf-8", "replace")
+            )
+        if cfg.fonts is None or not set(unmerged) <= set(cfg.font_outputs):
+            run_git(["rebase", "--abort"], worktree, check=False)
+            return unmerged
+        fonts.regenerate(cfg, worktree)
+        run_git(["add", "--", *unmerged], worktree)
+        same = run_git(["diff", "--cached", "--quiet", "HEAD"], worktree, check=False)
+        # Rebuilt subsets equal to upstream's leave that commit nothing to replay.
+        step = ["rebase", "--skip" if same.returncode == 0 else "--continue"]
+    run_git(["rebase", "--abort"], worktree, check=False)
+    return sorted(cfg.font_outputs)
+
+
+def _refresh_fonts(ctx: Context, worktree: Path) -> None:
+    """The remote may have gained articles whose characters our subsets lack (a note pushed
+    without its fonts): after a clean rebase the subsets are rebuilt if they are short."""
+    cfg = ctx.config
+    if cfg.fonts is None or not fonts.stale(cfg, worktree):
+        return
+    changed = fonts.regenerate(cfg, worktree)
+    if changed:
+        run_git(["add", "--", *changed], worktree)
+        message = "blog: rebuild font subsets for the merged articles\n"
+        run_git(["commit", "--no-verify", "--quiet", "-F", "-"], worktree, input=message.encode())
 
 
 def _unmerged(worktree: Path) -> list[str]:
@@ -225,25 +254,37 @@ def _unmerged(worktree: Path) -> list[str]:
     return sorted({p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p})
 
 
-def catch_up(ctx: Context) -> str:
+def catch_up(ctx: Context, rebased: tuple[Oid, Oid] | None = None) -> str:
     """After a rebase, the remote holds new copies of the local branch's commits: move the local
     branch onto them, keeping every uncommitted change of the person (`git reset --keep`
-    refuses rather than overwrite one). Returns what was done."""
+    refuses rather than overwrite one). `rebased` is (old tip, its pushed copy) when this pass
+    pushed one; otherwise the branch moves only if `git cherry` finds all its commits on the
+    remote-tracking branch. Returns what was done."""
     repo = ctx.repo
     with ctx.locks.hold("checkout"):
-        local, tip = repo.resolve(local_ref(ctx)), repo.resolve(ctx.tracking_ref)
-        if local is None or tip is None or repo.is_ancestor(local, tip):
+        local = repo.resolve(local_ref(ctx))
+        if rebased is not None:
+            old, target = rebased
+            if local != old:
+                return "changed meanwhile" if local != target else "up to date"
+        else:
+            tip = repo.resolve(ctx.tracking_ref)
+            if local is None or tip is None or repo.is_ancestor(local, tip):
+                return "up to date"
+            if not contains_patches(ctx, tip, local):
+                return "has unpushed commits"
+            target = tip
+        if local is None or local == target:
             return "up to date"
-        if not contains_patches(ctx, tip, local):
-            return "has unpushed commits"
         if repo.current_branch() != ctx.config.publish.branch:
             proc = run_git(
-                ["update-ref", "-m", "gitpub: external_sync caught up", local_ref(ctx), tip, local],
+                ["update-ref", "-m", "gitpub: external_sync caught up", local_ref(ctx), target]
+                + [local],
                 repo.root,
                 check=False,
             )
             return "moved" if proc.returncode == 0 else "changed meanwhile"
         if operation_in_progress(repo) or repo.resolve("HEAD") != local:
             return "busy"
-        proc = run_git(["reset", "--keep", "--quiet", tip], repo.root, check=False)
+        proc = run_git(["reset", "--keep", "--quiet", target], repo.root, check=False)
         return "moved" if proc.returncode == 0 else "local changes in the way"

@@ -130,12 +130,13 @@ def due_external(store: Store) -> list[ExternalEvent]:
 
 
 def settle_external(store: Store, event_id: str, status: str) -> None:
-    """Give a pending external_sync row its final status."""
+    """Give a pending external_sync row its final status (a conflict can still turn out
+    delivered, once a person merged it)."""
     assert status in EXTERNAL_STATUSES and status != PENDING, status
     with store.transaction() as conn:
         conn.execute(
-            "UPDATE blog_publication_outbox SET status = ?"
-            " WHERE event_id = ? AND kind = 'external_sync' AND status = 'pending'",
+            "UPDATE blog_publication_outbox SET status = ? WHERE event_id = ?"
+            " AND kind = 'external_sync' AND status IN ('pending', 'conflict')",
             (status, event_id),
         )
 

@@ -7,7 +7,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from conftest import Blog, article
+from conftest import Blog, article, git
 
 from gitpub import external
 from gitpub.context import open_context
@@ -151,6 +151,15 @@ def test_a_conflicting_hand_edit_waits_for_a_person(blog: Blog) -> None:
         ).stdout
     )
     assert porcelain(blog) == []
+
+    # The person merges it by hand (keeping their wording); the next run delivers it.
+    blog.git("pull", "--rebase", "-q", check=False)
+    (blog.root / HELLO).write_text(article("Hello", "Rewritten here, differently, merged."))
+    blog.git("add", HELLO)
+    git(blog.root, "rebase", "--continue", env={"GIT_EDITOR": "true"})
+    blog.ok("run", "--until-idle")
+    assert b"merged" in blog.remote_file(HELLO)
+    assert [s for _, s, _ in outbox_rows(blog)] == ["delivered", "delivered"]
 
 
 def test_edits_on_another_branch_are_not_published(blog: Blog) -> None:
