@@ -20,21 +20,64 @@ from pathlib import Path
 import pytest
 from conftest import CONFIG, Blog, article, make_blog
 
-TOPICS = [
-    "Swallows return to the old barn every April.",
-    "A sourdough starter wants flour, water and patience.",
-    "Night trains cross the Alps while passengers sleep.",
-    "Rust's borrow checker rejects two mutable references.",
-    "Tomatoes ripen faster next to bananas in a paper bag.",
-    "The Baltic sea is brackish and has almost no tide.",
-    "Git stores snapshots, not differences between files.",
-    "Moss grows on the north side only in some forests.",
+WORDS = [
+    "swallow",
+    "barn",
+    "april",
+    "sourdough",
+    "flour",
+    "water",
+    "patience",
+    "train",
+    "alps",
+    "night",
+    "borrow",
+    "checker",
+    "tomato",
+    "banana",
+    "paper",
+    "baltic",
+    "brackish",
+    "tide",
+    "snapshot",
+    "moss",
+    "forest",
+    "north",
+    "river",
+    "granite",
+    "lantern",
+    "harbor",
+    "copper",
+    "violin",
+    "meadow",
+    "glacier",
+    "orchard",
+    "falcon",
+    "pepper",
+    "quartz",
+    "saffron",
+    "tundra",
+    "walnut",
+    "yeast",
+    "zephyr",
+    "anchor",
+    "basil",
+    "cedar",
+    "delta",
+    "ember",
+    "fjord",
+    "grove",
+    "heron",
+    "iris",
+    "juniper",
+    "kelp",
 ]
 
 
 def distinct(i: int) -> str:
     """Article bodies that no dedup judge would call duplicates of each other."""
-    return f"{TOPICS[i % len(TOPICS)]} (number {i}, {'x' * (i // len(TOPICS))})"
+    rng = random.Random(i)
+    return " ".join(rng.sample(WORDS, 14)) + f" (number {i})."
 
 
 DRAFT = """\
