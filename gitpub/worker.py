@@ -120,13 +120,18 @@ def _code(state: State) -> str | None:
     return {State.REVIEW: "review", State.SKIPPED: None}.get(state)
 
 
-def run_until_idle(ctx: Context, owner: str | None = None, only: tuple[str, ...] = ()) -> list[Job]:
+def run_until_idle(
+    ctx: Context,
+    owner: str | None = None,
+    only: tuple[str, ...] = (),
+    skip: frozenset[str] = frozenset(),
+) -> list[Job]:
     """Advance every due job until nothing is due; returns the jobs touched, last state each."""
     owner = owner or owner_name()
     touched: dict[str, Job] = {}
     seen_unmoved: set[str] = set()
     while True:
-        ids = [i for i in due_job_ids(ctx, only) if i not in seen_unmoved]
+        ids = [i for i in due_job_ids(ctx, only) if i not in seen_unmoved and i not in skip]
         if not ids:
             return list(touched.values())
         for job_id in ids:

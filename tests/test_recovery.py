@@ -81,11 +81,12 @@ def distinct(i: int) -> str:
 
 
 DRAFT = """\
-import json, os, sys, time
+import json, os, re, sys, time
 req = json.load(sys.stdin)
 with open(os.environ["DRAFT_LOG"], "a") as fh:
     fh.write(req["job_id"] + "\\n")
-time.sleep(float(os.environ.get("DRAFT_SECONDS", "0")))
+marker = re.search(r"sleep:([0-9.]+)", req["source"])
+time.sleep(float(marker.group(1)) if marker else float(os.environ.get("DRAFT_SECONDS", "0")))
 print(json.dumps({"text": req["source"]}))
 """
 
@@ -224,6 +225,31 @@ def test_draft_killed_mid_run_is_adopted_not_paid_again(tmp_path: Path) -> None:
     proc.wait()
     blog.ok("run", "--until-idle", env={"DRAFT_LOG": str(draft_log)})
     assert_exactly_once(blog, [job_id], draft_log)
+
+
+def test_a_long_recovery_does_not_hold_up_new_jobs(tmp_path: Path) -> None:
+    blog, draft_log = counting_blog(tmp_path)
+    env = {**os.environ, "DRAFT_LOG": str(draft_log)}
+    argv = [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--until-idle"]
+    slow = blog.submit("slow", article("Slow", distinct(1) + " sleep:8"))
+    first = subprocess.Popen(argv, env=env)
+    deadline = time.monotonic() + 20
+    while not draft_log.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)  # dies mid-draft; the draft itself runs on
+    first.wait()
+    fast = blog.submit("fast", article("Fast", distinct(2)))
+
+    second = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while blog.job(fast)["job"]["state"] != "PUBLISHED" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    # The new job was delivered while recovery still waited for the adopted draft.
+    assert blog.job(fast)["job"]["state"] == "PUBLISHED"
+    assert blog.job(slow)["job"]["state"] == "PREPARING"
+    second.wait(timeout=120)
+    assert second.returncode == 0
+    assert_exactly_once(blog, [slow, fast], draft_log)
 
 
 def test_soak_random_sigkill(tmp_path: Path) -> None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
 from gitpub import external, jobs, worker
-from gitpub.commands.output import say
+from gitpub.commands.output import say, warn
 from gitpub.context import Context, open_context
+from gitpub.errors import GitpubError
 from gitpub.jobs import Job
+from gitpub.states import State
+
+INTERRUPTED = tuple(s.value for s in worker.ACTIVE if s is not State.RECEIVED)
 
 
 def _summary(touched: list[Job]) -> None:
@@ -17,20 +22,60 @@ def _summary(touched: list[Job]) -> None:
         say(f"{job.job_id} {job.state.value}{extra}")
 
 
-def run_once(ctx: Context) -> list[Job]:
+def run_once(ctx: Context, skip: frozenset[str] = frozenset()) -> list[Job]:
     """One pass of the worker: hints → outbox, jobs, then external_sync delivery."""
     external.register_hints(ctx)
-    touched = worker.run_until_idle(ctx)
+    touched = worker.run_until_idle(ctx, skip=skip)
     external.sweep(ctx)
     return touched
 
 
+def interrupted(ctx: Context) -> tuple[str, ...]:
+    """Jobs a dead worker left mid-way (anything active but not yet started)."""
+    marks = ",".join("?" * len(INTERRUPTED))
+    rows = ctx.store.conn.execute(
+        f"SELECT job_id FROM blog_publication WHERE state IN ({marks})", INTERRUPTED
+    )
+    return tuple(r[0] for r in rows)
+
+
+def recover(ctx: Context, ids: tuple[str, ...]) -> list[Job]:
+    """Start-up reconcile: register hand edits no hint announced, and finish every job that
+    a dead worker left mid-way. Nothing here trusts memory: the store and git decide."""
+    external.scan(ctx)
+    return worker.run_until_idle(ctx, only=ids) if ids else []
+
+
+def _background_recovery(path: Path, ids: tuple[str, ...], errors: list[str]) -> threading.Thread:
+    """Recovery on its own connection and thread, so a long one (a slow external step being
+    adopted, a big repository scan) never delays the jobs submitted meanwhile."""
+
+    def work() -> None:
+        try:
+            with open_context(path) as ctx:
+                recover(ctx, ids)
+        except GitpubError as exc:
+            errors.append(exc.message)
+
+    thread = threading.Thread(target=work, name="gitpub-recovery", daemon=True)
+    thread.start()
+    return thread
+
+
 def main(path: Path, *, until_idle: bool, interval: float) -> None:
     with open_context(path) as ctx:
-        external.scan(ctx)  # start-up reconcile: losing every hint loses nothing
+        errors: list[str] = []
+        ids = interrupted(ctx)
+        recovery = _background_recovery(path, ids, errors)
         while True:
-            _summary(run_once(ctx))
+            # The recovering jobs are the recovery thread's while it runs; new work is ours.
+            _summary(run_once(ctx, skip=frozenset(ids) if recovery.is_alive() else frozenset()))
             if until_idle:
+                recovery.join()
+                # Whatever recovery freed up (or registered) gets its pass before we leave.
+                _summary(run_once(ctx))
+                for message in errors:
+                    warn(f"git blogpub: recovery: {message}")
                 return
             time.sleep(interval)
 
@@ -43,7 +88,7 @@ def relay(path: Path, *, job_ids: tuple[str, ...]) -> None:
 
 def reconcile(path: Path) -> None:
     with open_context(path) as ctx:
-        found = external.scan(ctx)
-        touched = worker.run_until_idle(ctx)
-        _summary(touched)
-        say(f"reconciled: {len(touched)} job(s) advanced, {found} external change(s) registered")
+        advanced = {j.job_id: j for j in recover(ctx, interrupted(ctx))}
+        advanced.update((j.job_id, j) for j in worker.run_until_idle(ctx))
+        _summary(list(advanced.values()))
+        say(f"reconciled: {len(advanced)} job(s) advanced")
