@@ -323,6 +323,17 @@ def create(
     return job, True
 
 
+def submit(
+    ctx: Context, *, key: str, text: str, target: str | None = None, topic: str | None = None
+) -> tuple[Job, bool]:
+    """The one entry for new publications (CLI and API): validate, then create or find."""
+    if not key.strip():
+        raise InputError("--key must not be empty")
+    if target is not None:
+        target = check_target(ctx.config, ctx.repo.root, target)
+    return create(ctx, key=key, source=text, target=target, topic=topic)
+
+
 def read_source(ctx: Context, job: Job) -> str:
     return (ctx.state_dir / job.source_path).read_text("utf-8")
 

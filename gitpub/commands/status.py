@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from gitpub import jobs
 from gitpub.commands.output import emit_json, say
-from gitpub.context import open_context
+from gitpub.context import Context, open_context
 from gitpub.errors import InputError
+from gitpub.jobs import Job
 from gitpub.states import NEEDS_PERSON, TERMINAL, State
+from gitpub.store import parse_time
 
 
 def _state(value: str | None) -> State | None:
@@ -20,6 +23,23 @@ def _state(value: str | None) -> State | None:
         raise InputError(
             f"--state {value}: not a state ({', '.join(s.value for s in State)})"
         ) from None
+
+
+def _age(stamp: str) -> str:
+    seconds = max(0.0, time.time() - parse_time(stamp))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def _reason(ctx: Context, job: Job) -> str:
+    """Why a job waits or stopped: the newest event that says so."""
+    for ev in reversed(jobs.events(ctx.store, job.job_id)):
+        reason = ev["detail"].get("reason")
+        if reason:
+            return str(reason)
+    return ""
 
 
 def main(path: Path, *, as_json: bool, state: str | None) -> None:
@@ -38,10 +58,16 @@ def main(path: Path, *, as_json: bool, state: str | None) -> None:
         for title, members in groups:
             if not members:
                 continue
-            say(f"{title}:")
+            say(f"{title} ({len(members)}):")
             for j in members:
-                code = f" ({j.failure_code})" if j.failure_code else ""
-                say(f"  {j.job_id[:8]}  {j.state.value:<18} {j.target_path or '-'}{code}")
+                why = ""
+                if j.state in NEEDS_PERSON or j.state is State.RETRY_WAIT:
+                    code = f"{j.failure_code}: " if j.failure_code else ""
+                    why = f"  {code}{_reason(ctx, j)}"[:120]
+                say(
+                    f"  {j.job_id[:8]}  {j.state.value:<18} {_age(j.created_at):>4}  "
+                    f"{j.target_path or '-'}{why}"
+                )
 
 
 def show(path: Path, *, job_id: str, as_json: bool) -> None:

@@ -40,11 +40,7 @@ def read_source(ctx: Context, source: str) -> str:
 def submit(
     ctx: Context, *, key: str, text: str, target: str | None, topic: str | None
 ) -> tuple[Job, bool]:
-    if not key.strip():
-        raise InputError("--key must not be empty")
-    if target is not None:
-        target = jobs.check_target(ctx.config, ctx.repo.root, target)
-    job, created = jobs.create(ctx, key=key, source=text, target=target, topic=topic)
+    job, created = jobs.submit(ctx, key=key, text=text, target=target, topic=topic)
     if created:
         crash.point("after_received")
     return job, created

@@ -1,0 +1,87 @@
+"""The Python API: hand a publication over durably and return at once.
+
+    from gitpub import Publisher
+    job = Publisher("path/to/blog").submit(text, key=request_id)
+
+Once `submit` returns, the job is on disk: a crash of the caller can no longer lose it, and
+the same key always returns the same job. Delivery is the worker's business (`git blogpub
+run` as a service, or `Publisher.kick()` to start one in the background)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitpub import jobs, worker
+from gitpub.context import Context, open_context
+
+
+@dataclass(frozen=True)
+class Submitted:
+    job_id: str
+    state: str
+    created: bool
+
+
+class Publisher:
+    """One blog repository. Cheap to create; every call opens and closes its own store
+    connection, so one Publisher may be shared by threads and event loops."""
+
+    def __init__(self, repo: str | os.PathLike[str] = ".") -> None:
+        self.path = Path(repo)
+
+    def _open(self) -> Context:
+        return open_context(self.path)
+
+    def submit(
+        self,
+        source: str,
+        *,
+        key: str,
+        target: str | None = None,
+        topic: str | None = None,
+    ) -> Submitted:
+        """Register the publication; durable when this returns. Same key → same job."""
+        with self._open() as ctx:
+            limit = ctx.config.publish.max_source_bytes
+            text = jobs.decode_source(source.encode("utf-8"), f"source for key {key!r}", limit)
+            job, created = jobs.submit(ctx, key=key, text=text, target=target, topic=topic)
+            return Submitted(job.job_id, job.state.value, created)
+
+    async def asubmit(
+        self,
+        source: str,
+        *,
+        key: str,
+        target: str | None = None,
+        topic: str | None = None,
+    ) -> Submitted:
+        """`submit` without blocking the event loop (a few milliseconds of SQLite and fsync)."""
+        return await asyncio.to_thread(self.submit, source, key=key, target=target, topic=topic)
+
+    def status(self, job_id: str) -> dict[str, Any]:
+        with self._open() as ctx:
+            return jobs.require(ctx.store, job_id).public()
+
+    def run_until_idle(self) -> list[dict[str, Any]]:
+        """Work every due job in this process until nothing is due."""
+        with self._open() as ctx:
+            return [j.public() for j in worker.run_until_idle(ctx)]
+
+    def kick(self) -> None:
+        """Start `git blogpub run --until-idle` as a detached process and return at once.
+
+        For callers with no worker service: the process outlives the caller, and if it dies
+        the next worker (or the next kick) recovers everything from disk."""
+        subprocess.Popen(
+            [sys.executable, "-m", "gitpub", "-C", str(self.path), "run", "--until-idle"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
