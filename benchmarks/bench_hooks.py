@@ -149,7 +149,7 @@ def main() -> None:
         if args.python:
             report(
                 "git commit, with a Python hook importing gitpub",
-                measure(off, "commit", max(5, rounds // 20), rng),
+                measure(off, "commit", max(5, rounds // 10), rng),
             )
 
 

@@ -277,6 +277,9 @@ def catch_up(ctx: Context, rebased: tuple[Oid, Oid] | None = None) -> str:
         if local is None or local == target:
             return "up to date"
         if repo.current_branch() != ctx.config.publish.branch:
+            if _checked_out_elsewhere(ctx):
+                # Moving it under another worktree would leave that one's files behind.
+                return "checked out in another worktree"
             proc = run_git(
                 ["update-ref", "-m", "gitpub: external_sync caught up", local_ref(ctx), target]
                 + [local],
@@ -288,3 +291,8 @@ def catch_up(ctx: Context, rebased: tuple[Oid, Oid] | None = None) -> str:
             return "busy"
         proc = run_git(["reset", "--keep", "--quiet", target], repo.root, check=False)
         return "moved" if proc.returncode == 0 else "local changes in the way"
+
+
+def _checked_out_elsewhere(ctx: Context) -> bool:
+    out = git_out(["worktree", "list", "--porcelain"], ctx.repo.root)
+    return f"branch {local_ref(ctx)}" in out.splitlines()

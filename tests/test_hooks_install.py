@@ -99,6 +99,16 @@ def test_commit_off_the_published_branch_leaves_no_hint(blog: Blog) -> None:
     assert not (state_dir(blog) / "hints").exists()
 
 
+def test_hooks_find_the_shared_state_from_a_linked_worktree(blog: Blog) -> None:
+    blog.ok("install")
+    blog.git("switch", "-q", "-c", "drafts")
+    linked = blog.root.parent / "linked"
+    blog.git("worktree", "add", "-q", str(linked), "main")
+    proc = run(linked, "git", "commit", "-q", "--allow-empty", "-m", "from a linked worktree")
+    assert proc.returncode == 0, proc.stderr
+    assert "post-commit refs/heads/main" in (state_dir(blog) / "hints").read_text()
+
+
 def test_an_older_version_of_our_hook_is_replaced_not_chained(blog: Blog) -> None:
     folder = blog.root / ".git" / "hooks"
     old = f"#!/bin/sh\n# {hooks.HOOK_ID} post-commit version 0\nexit 0\n"
