@@ -268,6 +268,7 @@ def create(
     The idempotency key says "the same request again"; the source hash is only an index:
     the same text submitted next week under a new key is a new, legitimate request."""
     store = ctx.store
+    key = sanitize(key)  # stored sanitized, so looked up sanitized: the same key, the same job
     existing = by_key(store, key)
     if existing:
         return existing, False
@@ -286,7 +287,7 @@ def create(
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     job_id,
-                    sanitize(key),
+                    key,
                     kind,
                     State.RECEIVED.value,
                     hashlib.sha256(clean.encode("utf-8")).hexdigest(),

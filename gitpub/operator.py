@@ -46,10 +46,29 @@ def _forget_commit(ctx: Context, job: Job, why: str) -> None:
     jobs.resolution_path(ctx, job.job_id).unlink(missing_ok=True)
 
 
+def _already_delivered(ctx: Context, job: Job) -> str | None:
+    """A FAILED job may have reached the remote after all (its push went through, every
+    answer was lost). Starting it over could then publish it twice: look first."""
+    if job.state is not State.FAILED or not job.artifact_sha256:
+        return None
+    pub = ctx.config.publish
+    with ctx.locks.hold("delivery"), contextlib.suppress(GitCommandError):
+        ctx.repo.fetch(pub.remote, pub.branch)
+    return trailers.find_remote(
+        ctx.repo, ctx.tracking_ref, job.base_commit, job.job_id, job.artifact_sha256
+    )
+
+
 def retry(ctx: Context, job_id: str) -> Job:
     """Start the job again from RECEIVED against the current remote. The recorded draft is
     reused (never paid twice); every later step runs again."""
     job = _require_operable(ctx, job_id, "retry")
+    found = _already_delivered(ctx, job)
+    if found:
+        raise InputError(
+            f"job {job.job_id} is already on the remote as {found}; "
+            "`git blogpub run` will record it as PUBLISHED at its next delivery probe"
+        )
     _forget_commit(ctx, job, "retry")
     return jobs.transition(
         ctx.store,

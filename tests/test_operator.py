@@ -1,0 +1,76 @@
+"""Operator exits: retry reuses the draft, and never republishes what already arrived."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from conftest import CONFIG, article, make_blog
+from test_recovery import DRAFT, drafts
+
+GATE = """\
+import json, os, sys
+req = json.load(sys.stdin)
+closed = os.path.exists(os.environ["GATE_FLAG"])
+print(json.dumps({"ok": not closed, "reason": "an editor has not approved it yet"}))
+"""
+
+
+def test_retry_after_review_reuses_the_draft(tmp_path: Path) -> None:
+    (tmp_path / "draft.py").write_text(DRAFT)
+    (tmp_path / "gate.py").write_text(GATE)
+    py = sys.executable
+    cfg = CONFIG + (
+        f'\n[steps]\ndraft = ["{py}", "{tmp_path / "draft.py"}"]\n'
+        f'review = [["{py}", "{tmp_path / "gate.py"}"]]\n'
+    )
+    blog = make_blog(tmp_path, cfg)
+    flag = tmp_path / "closed"
+    flag.write_text("")
+    env = {"DRAFT_LOG": str(tmp_path / "draft.log"), "GATE_FLAG": str(flag)}
+    job_id = blog.submit("k", article("Gated", "Waits for an editor."))
+    blog.ok("run", "--until-idle", env=env)
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "REVIEW"
+    assert "not approved" in shown["events"][-1]["detail"]["reason"]
+
+    flag.unlink()
+    assert blog.ok("retry", job_id).returncode == 0
+    assert blog.job(job_id)["job"]["state"] == "RECEIVED"
+    blog.ok("run", "--until-idle", env=env)
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "PUBLISHED"
+    assert drafts(tmp_path / "draft.log") == {job_id: 1}
+    assert blog.commits_with_job(job_id) == 1
+    assert [e["step"] for e in shown["events"]].count("operator:retry") == 1
+
+
+def test_retry_refuses_jobs_that_are_not_stopped(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    job_id = blog.submit("k", article("Fresh", "Just submitted."))
+    res = blog.blogpub("retry", job_id)
+    assert res.returncode == 1
+    assert "applies to REVIEW, CONFLICT or FAILED" in res.stderr
+
+
+def test_retry_of_a_failed_job_that_did_arrive_is_refused(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    job_id = blog.submit("k", article("Arrived", "The push went through; every answer was lost."))
+    # Push accepted, then the worker died; the remote goes away before anyone confirms it.
+    res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_push_before_db"})
+    assert res.returncode == 137
+    away = blog.remote.with_name("away.git")
+    blog.remote.rename(away)
+    try:
+        for _ in range(12):
+            blog.ok("run", "--until-idle")
+            if blog.job(job_id)["job"]["state"] == "FAILED":
+                break
+            time.sleep(0.3)
+        assert blog.job(job_id)["job"]["state"] == "FAILED"
+    finally:
+        away.rename(blog.remote)
+    res = blog.blogpub("retry", job_id)
+    assert res.returncode == 1 and "already on the remote" in res.stderr
+    assert blog.commits_with_job(job_id) == 1
