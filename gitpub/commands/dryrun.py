@@ -1,11 +1,47 @@
-"""`git blogpub dry-run`. Placeholder."""
+"""`git blogpub dry-run`: prepare a source in throwaway state; print target, manifest and diff."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub.errors import GitpubError
+from gitpub import config, dryrun, jobs
+from gitpub.commands.output import say
+from gitpub.commands.submit import read_source
+from gitpub.gitrepo import Repo
+from gitpub.states import State
+
+_MEANING = {
+    State.READY_TO_COMMIT: "a submit would commit and publish this",
+    State.REVIEW: "a submit would stop in REVIEW",
+    State.SKIPPED: "a submit would be SKIPPED",
+}
 
 
 def main(path: Path, *, source: str, target: str | None) -> None:
-    raise GitpubError("dry-run: not available in this build yet")
+    # No open_context: it would create the state dir and open the live store, and a dry run
+    # must leave both exactly as they are (even absent).
+    repo = Repo.discover(path)
+    cfg = config.load(repo.root)
+    with dryrun.scratch_context(repo, cfg) as ctx:
+        text = read_source(ctx, source)  # validated exactly as submit validates it
+        if target is not None:
+            target = jobs.check_target(cfg, repo.root, target)
+        report(dryrun.preview(ctx, text, target))
+
+
+def report(p: dryrun.Preview) -> None:
+    why = f": {p.reason}" if p.reason else ""
+    say(f"outcome:  {p.outcome.value} ({_MEANING.get(p.outcome, p.outcome.value)}){why}")
+    if p.base_commit:
+        say(f"base:     {p.base_commit}")
+    if p.target:
+        decision = f" ({p.decision})" if p.decision else ""
+        say(f"target:   {p.target}{decision}")
+    if p.outcome is not State.READY_TO_COMMIT:
+        return
+    say(f"manifest: {p.manifest_sha256}")
+    for e in p.entries:
+        say(f"  {e.path}  sha256 {e.sha256}  {e.size} bytes")
+    say("diff:")
+    for line in p.diff:
+        say(line)

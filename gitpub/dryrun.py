@@ -1,0 +1,172 @@
+"""Dry run: the real prepare steps against throwaway state, to see what a submit would publish.
+
+A real prepare writes in three places: the job store (row and events), the job folder
+(source, step answers, artifacts) and a `git worktree` on a job branch. A dry run sends the
+first two into a temporary folder (a fresh store, a state dir of its own) and replaces the
+third with a scratch repository there that borrows the blog's objects read-only through
+`objects/info/alternates`: a `git worktree` would register itself in the blog's git dir and
+add a branch. So the draft, the judge, the gates and the font gate all run as they would,
+and the blog's state dir, refs and live checkout are never written."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from gitpub import jobs
+from gitpub.config import Config
+from gitpub.context import Context
+from gitpub.gitrepo import Repo, run_git
+from gitpub.jobs import Job
+from gitpub.locks import Locks
+from gitpub.prepare import Preparer, manifest
+from gitpub.states import State
+from gitpub.store import Store
+from gitpub.types import Oid
+
+KEY = "dry-run"
+"""The idempotency key of the one job in the throwaway store."""
+
+
+@dataclass
+class Preview:
+    """What a submit of the same source would do, as far as prepare decides it."""
+
+    outcome: State  # READY_TO_COMMIT, REVIEW or SKIPPED
+    reason: str | None
+    base_commit: str | None
+    target: str | None
+    decision: str | None  # the judge's NEW / UPDATE / SKIP, when it ran
+    entries: list[manifest.Entry] = field(default_factory=list)
+    manifest_sha256: str | None = None
+    diff: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ScratchContext(Context):
+    """A Context whose state dir (store, job folders, locks) is a throwaway folder, while the
+    repository and config stay the blog's own, for reads."""
+
+    scratch: Path
+
+    @property
+    def state_dir(self) -> Path:
+        return self.scratch
+
+
+class ScratchPreparer(Preparer):
+    """The normal Preparer; only the job worktree is a scratch checkout instead."""
+
+    def __init__(self, ctx: ScratchContext, job: Job) -> None:
+        super().__init__(ctx, job, heartbeat=lambda j: j)  # no lease to renew
+        self.scratch = ctx.scratch
+        self.checkout: Path | None = None
+
+    def worktree(self, base: Oid) -> Path:
+        if self.checkout is None:
+            self.checkout = scratch_checkout(self.ctx.repo, base, self.scratch / "checkout")
+        return self.checkout
+
+
+def scratch_checkout(repo: Repo, base: str, dest: Path) -> Path:
+    """base's tree checked out at dest, in a repository of its own whose HEAD is base.
+
+    The objects are read from the blog through an alternate, never copied into it or written
+    there. The font gate needs a real repository here: it asks git for the article files and
+    the HEAD they are measured against."""
+    dest.mkdir(parents=True)
+    pygit2.init_repository(str(dest))
+    info = dest / ".git" / "objects" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "alternates").write_text(str(repo.common_dir / "objects") + "\n", encoding="utf-8")
+    scratch = pygit2.Repository(str(dest))  # opened again, so the alternate is read
+    scratch.set_head(scratch[base].peel(pygit2.Commit).id)  # detached; no ref, no hook
+    # read-tree runs no hook either, and honours the tree's .gitattributes as checkout would.
+    run_git(["read-tree", "--reset", "-u", "HEAD"], dest)
+    return dest
+
+
+@contextlib.contextmanager
+def scratch_context(repo: Repo, cfg: Config) -> Iterator[ScratchContext]:
+    """A context on the blog's repository and config whose state lives in a temporary folder,
+    removed (store included) when the block ends."""
+    with tempfile.TemporaryDirectory(prefix="gitpub-dry-run-") as tmp:
+        scratch = Path(tmp) / "state"
+        store = Store(scratch / "state.sqlite3")
+        try:
+            yield ScratchContext(
+                repo=repo, config=cfg, store=store, locks=Locks(scratch / "locks"), scratch=scratch
+            )
+        finally:
+            store.close()
+
+
+def preview(ctx: ScratchContext, source: str, target: str | None) -> Preview:
+    """Prepare `source` as a submit with `target` would (both already validated the way submit
+    validates them), recording only into the scratch context."""
+    job, _ = jobs.create(ctx, key=KEY, source=source, target=target)
+    preparer = ScratchPreparer(ctx, job)
+    outcome = preparer.run()
+    return _describe(ctx, preparer, outcome.state, outcome.reason)
+
+
+def _describe(
+    ctx: ScratchContext, preparer: ScratchPreparer, state: State, reason: str | None
+) -> Preview:
+    job = preparer.job
+    judged = jobs.step_results(ctx.store, job.job_id).get("judge", {})
+    target_event: dict[str, Any] = next(
+        (
+            e["detail"]
+            for e in reversed(jobs.events(ctx.store, job.job_id))
+            if e["step"] == "target"
+        ),
+        {},
+    )
+    out = Preview(
+        outcome=state,
+        reason=reason,
+        base_commit=job.base_commit,
+        target=job.target_path,
+        decision=target_event.get("decision") or judged.get("decision"),
+    )
+    if state is not State.READY_TO_COMMIT or preparer.checkout is None:
+        return out
+    out.entries = manifest.load(ctx.job_dir(job.job_id) / "manifest.json")
+    out.manifest_sha256 = job.artifact_sha256
+    for entry in out.entries:
+        after = (preparer.checkout / entry.path).read_bytes()
+        before = ctx.repo.blob_at(job.base_commit, entry.path) if job.base_commit else None
+        out.diff += unified_diff(entry.path, before, after)
+    return out
+
+
+def unified_diff(path: str, before: bytes | None, after: bytes) -> list[str]:
+    """`git diff`-style lines for one file; binary files (font subsets) get one line."""
+    if before == after:
+        return []
+    old_name = f"a/{path}" if before is not None else "/dev/null"
+    texts = []
+    for data in (before or b"", after):
+        try:
+            texts.append(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return [f"Binary files {old_name} and b/{path} differ"]
+        if "\x00" in texts[-1]:
+            return [f"Binary files {old_name} and b/{path} differ"]
+    return list(
+        difflib.unified_diff(
+            texts[0].splitlines(),
+            texts[1].splitlines(),
+            fromfile=old_name,
+            tofile=f"b/{path}",
+            lineterm="",
+        )
+    )
