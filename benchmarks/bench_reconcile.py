@@ -7,7 +7,8 @@ LOCAL_COMMITTING. Start-up reconcile must find them among 10,100 rows and settle
 
 Timed, medians of several repetitions (the store file is restored between repetitions):
   scan     — the queries that pick the interrupted and due jobs out of the whole store
-  settle   — recovering all 100 interrupted jobs (claim, ref lookup, two transitions each)
+  settle   — recovering all 100 interrupted jobs: claimed together, each found through its
+             job ref, LOCAL_COMMITTING → RECOVERING → LOCAL_COMMITTED committed together
 
     python benchmarks/bench_reconcile.py            # 10,000 + 100, 5 repetitions
     python benchmarks/bench_reconcile.py --quick    # 1,000 + 20, 3 repetitions
@@ -29,10 +30,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import CONFIG, hermetic_env  # noqa: E402  (shared set-up of the spine bench)
 
-from gitpub import jobs, prepare, reconcile, worker  # noqa: E402
+from gitpub import jobs, prepare, worker  # noqa: E402
 from gitpub.commands.run import interrupted  # noqa: E402
 from gitpub.commit import make_commit  # noqa: E402
 from gitpub.context import Context, open_context  # noqa: E402
+from gitpub.reconcile import settle_interrupted_commits  # noqa: E402
 from gitpub.states import State  # noqa: E402
 from gitpub.store import now  # noqa: E402
 
@@ -139,14 +141,10 @@ def main() -> None:
                 ids = interrupted(ctx)
                 due = worker.due_job_ids(ctx)
                 t1 = time.perf_counter()
-                for job_id in ids:
-                    job = jobs.claim(ctx.store, job_id, "bench", 60)
-                    assert job is not None
-                    job = reconcile.recover_local_commit(ctx, job)
-                    assert job.state is State.LOCAL_COMMITTED, job.state
-                    jobs.release(ctx.store, job)
+                settled = settle_interrupted_commits(ctx, "bench")
                 t2 = time.perf_counter()
             assert len(ids) == unfinished and len(due) == unfinished
+            assert len(settled) == unfinished
             scans.append(t1 - t0)
             settles.append(t2 - t1)
         scan, settle = statistics.median(scans), statistics.median(settles)

@@ -9,8 +9,8 @@ import shutil
 import socket
 import sqlite3
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -383,6 +383,23 @@ def _update(
     values: Mapping[str, Any],
     also: Callable[[sqlite3.Connection], None] | None = None,
 ) -> Job:
+    with store.transaction() as conn:
+        _apply(conn, job, to, step, detail, values)
+        if also is not None:
+            also(conn)
+    fresh = get(store, job.job_id)
+    assert fresh is not None
+    return fresh
+
+
+def _apply(
+    conn: sqlite3.Connection,
+    job: Job,
+    to: State | None,
+    step: str,
+    detail: Mapping[str, Any] | None,
+    values: Mapping[str, Any],
+) -> None:
     sets, params = _set_clause(values)
     state = to or job.state
     sql = "UPDATE blog_publication SET state = ?, updated_at = ?" + (f", {sets}" if sets else "")
@@ -391,15 +408,35 @@ def _update(
     if job.lease_token is not None:
         sql += " AND lease_token = ?"
         args.append(job.lease_token)
+    if conn.execute(sql, args).rowcount != 1:
+        raise LeaseLost(f"job {job.job_id}: no longer {job.state} under this worker's lease")
+    _append_event(conn, job.job_id, job.state if to else None, to, step, detail)
+
+
+@dataclass(frozen=True)
+class Move:
+    """One transition of a batch (see `transition_all`)."""
+
+    job: Job
+    to: State
+    step: str
+    detail: Mapping[str, Any] | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+
+def transition_all(
+    store: Store, moves: Sequence[Move], also: Callable[[sqlite3.Connection], None] | None = None
+) -> None:
+    """Several transitions committed together: each is checked against the table and gets
+    its own event, and either all of them happen or none. For quick bookkeeping over many
+    jobs (start-up recovery), where one durable commit per transition would dominate."""
+    for move in moves:
+        check_transition(move.job.state, move.to)
     with store.transaction() as conn:
-        if conn.execute(sql, args).rowcount != 1:
-            raise LeaseLost(f"job {job.job_id}: no longer {job.state} under this worker's lease")
-        _append_event(conn, job.job_id, job.state if to else None, to, step, detail)
+        for move in moves:
+            _apply(conn, move.job, move.to, move.step, move.detail, move.values)
         if also is not None:
             also(conn)
-    fresh = get(store, job.job_id)
-    assert fresh is not None
-    return fresh
 
 
 # ------------------------------------------------------------------------------ leases
@@ -446,6 +483,41 @@ def claim(store: Store, job_id: str, owner: str, seconds: float) -> Job | None:
     if got != 1:
         return None
     return get(store, job_id)
+
+
+def claim_many(store: Store, job_ids: Sequence[str], owner: str, seconds: float) -> list[Job]:
+    """`claim` for many jobs in one transaction; returns the ones this call now holds."""
+    stamp = now()
+    expires = at(parse_time(stamp) + seconds)
+    tokens: dict[str, str] = {}
+    with store.transaction() as conn:
+        for job_id in job_ids:
+            row = conn.execute(
+                "SELECT lease_owner, lease_token FROM blog_publication WHERE job_id = ?", (job_id,)
+            ).fetchone()
+            dead = row["lease_token"] if row and lease_holder_dead(row["lease_owner"]) else None
+            token = uuid.uuid4().hex
+            got = conn.execute(
+                "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
+                " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?"
+                " OR lease_token = ?)",
+                (sanitize(owner), token, expires, job_id, stamp, dead),
+            ).rowcount
+            if got == 1:
+                tokens[job_id] = token
+    held = [get(store, job_id) for job_id in tokens]
+    return [j for j in held if j is not None and j.lease_token == tokens[j.job_id]]
+
+
+def release_many(store: Store, held: Sequence[Job]) -> None:
+    if not held:
+        return
+    with store.transaction() as conn:
+        conn.executemany(
+            "UPDATE blog_publication SET lease_owner = NULL, lease_token = NULL,"
+            " lease_expires_at = NULL WHERE job_id = ? AND lease_token = ?",
+            [(j.job_id, j.lease_token) for j in held],
+        )
 
 
 def renew(store: Store, job: Job, seconds: float) -> Job:

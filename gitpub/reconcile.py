@@ -3,6 +3,9 @@ folder and git itself."""
 
 from __future__ import annotations
 
+import sqlite3
+from dataclasses import replace
+
 from gitpub import jobs, trailers
 from gitpub.commit import ArtifactsDamaged, verified_artifacts
 from gitpub.context import Context
@@ -46,3 +49,52 @@ def recover_local_commit(ctx: Context, job: Job) -> Job:
             failure_code="artifacts_damaged",
         )
     return jobs.transition(ctx.store, job, State.LOCAL_COMMITTING, "recover:artifacts-intact")
+
+
+_RELEASE = {"lease_owner": None, "lease_token": None, "lease_expires_at": None}
+
+
+def settle_interrupted_commits(ctx: Context, owner: str) -> list[str]:
+    """Start-up fast path for many jobs that died between "committed" and "recorded".
+
+    Each such job is claimed, looked up through its job ref, and moved LOCAL_COMMITTING →
+    RECOVERING → LOCAL_COMMITTED with both events — all of them in one transaction, since a
+    durable commit per transition would cost more than the lookups. Jobs whose commit is not
+    found are left (unclaimed) to the one-by-one path, which decides from their artifacts."""
+    store = ctx.store
+    lease = ctx.config.retry.lease_seconds
+    rows = store.conn.execute(
+        "SELECT job_id FROM blog_publication WHERE state IN ('LOCAL_COMMITTING', 'RECOVERING')"
+    ).fetchall()
+    moves: list[jobs.Move] = []
+    claimed = jobs.claim_many(store, [r[0] for r in rows], owner, lease)
+    for job in claimed:
+        oid = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
+        if oid is None:
+            continue
+        if ctx.repo.resolve(trailers.job_ref(job.job_id)) != oid:
+            ctx.repo.update_ref(
+                trailers.job_ref(job.job_id), oid, None, f"gitpub: recover job {job.job_id}"
+            )
+        if job.state is State.LOCAL_COMMITTING:
+            moves.append(jobs.Move(job, State.RECOVERING, "recover:start"))
+            job = replace(job, state=State.RECOVERING)
+        moves.append(
+            jobs.Move(
+                job,
+                State.LOCAL_COMMITTED,
+                "recover:found-commit",
+                {"commit": oid},
+                {"local_commit": oid, **_RELEASE},
+            )
+        )
+    settled: list[str] = [m.job.job_id for m in moves if m.to is State.LOCAL_COMMITTED]
+
+    def enqueue(conn: sqlite3.Connection) -> None:
+        for job_id in settled:
+            enqueue_publish(conn, job_id)
+
+    if moves:
+        jobs.transition_all(store, moves, also=enqueue)
+    jobs.release_many(store, [j for j in claimed if j.job_id not in settled])
+    return settled

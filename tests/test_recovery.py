@@ -85,8 +85,11 @@ import json, os, re, sys, time
 req = json.load(sys.stdin)
 with open(os.environ["DRAFT_LOG"], "a") as fh:
     fh.write(req["job_id"] + "\\n")
-marker = re.search(r"sleep:([0-9.]+)", req["source"])
-time.sleep(float(marker.group(1)) if marker else float(os.environ.get("DRAFT_SECONDS", "0")))
+gate = re.search(r"waitfor:(\\S+)", req["source"])
+deadline = time.time() + 60
+while gate and not os.path.exists(gate.group(1)) and time.time() < deadline:
+    time.sleep(0.05)
+time.sleep(float(os.environ.get("DRAFT_SECONDS", "0")))
 print(json.dumps({"text": req["source"]}))
 """
 
@@ -231,7 +234,8 @@ def test_a_long_recovery_does_not_hold_up_new_jobs(tmp_path: Path) -> None:
     blog, draft_log = counting_blog(tmp_path)
     env = {**os.environ, "DRAFT_LOG": str(draft_log)}
     argv = [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--until-idle"]
-    slow = blog.submit("slow", article("Slow", distinct(1) + " sleep:8"))
+    release = tmp_path / "release-the-slow-draft"
+    slow = blog.submit("slow", article("Slow", distinct(1) + f" waitfor:{release}"))
     first = subprocess.Popen(argv, env=env)
     deadline = time.monotonic() + 20
     while not draft_log.exists() and time.monotonic() < deadline:
@@ -247,6 +251,7 @@ def test_a_long_recovery_does_not_hold_up_new_jobs(tmp_path: Path) -> None:
     # The new job was delivered while recovery still waited for the adopted draft.
     assert blog.job(fast)["job"]["state"] == "PUBLISHED"
     assert blog.job(slow)["job"]["state"] == "PREPARING"
+    release.write_text("")
     second.wait(timeout=120)
     assert second.returncode == 0
     assert_exactly_once(blog, [slow, fast], draft_log)

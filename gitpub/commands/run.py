@@ -11,6 +11,7 @@ from gitpub.commands.output import say, warn
 from gitpub.context import Context, open_context
 from gitpub.errors import GitpubError
 from gitpub.jobs import Job
+from gitpub.reconcile import settle_interrupted_commits
 from gitpub.states import State
 
 INTERRUPTED = tuple(s.value for s in worker.ACTIVE if s is not State.RECEIVED)
@@ -43,7 +44,10 @@ def recover(ctx: Context, ids: tuple[str, ...]) -> list[Job]:
     """Start-up reconcile: register hand edits no hint announced, and finish every job that
     a dead worker left mid-way. Nothing here trusts memory: the store and git decide."""
     external.scan(ctx)
-    return worker.run_until_idle(ctx, only=ids) if ids else []
+    if not ids:
+        return []
+    settle_interrupted_commits(ctx, worker.owner_name())
+    return worker.run_until_idle(ctx, only=ids)
 
 
 def _background_recovery(path: Path, ids: tuple[str, ...], errors: list[str]) -> threading.Thread:
