@@ -57,3 +57,36 @@ def test_unrelated_refs_move_freely(blog: Blog) -> None:
         proc = git_proc(blog.root, *args)
         assert proc.returncode == 0 and proc.stderr == "", (args, proc.stderr)
     assert not (blog.root / ".git" / "blogpub" / "hints").exists()
+
+
+def test_a_legacy_hook_sees_every_update_and_keeps_its_veto(blog: Blog) -> None:
+    legacy = blog.root / ".git" / "hooks" / "reference-transaction"
+    legacy.write_text('#!/bin/sh\ncat >> "seen-$1.txt"\n[ "$1" != prepared ] || [ ! -e veto ]\n')
+    legacy.chmod(0o755)
+    blog.ok("install")
+    job_ref = "refs/blog-jobs/a-job"
+    Repo(blog.root).update_ref(job_ref, blog.git("rev-parse", "HEAD"), "", "gitpub: test job")
+
+    # Six updates: more than the hook reads line by line before handing the rest to `cat`.
+    branches = [f"refs/heads/b{i}" for i in range(6)]
+    stdin = "".join(f"create {b} HEAD\n" for b in branches)
+    proc = subprocess.run(
+        ["git", "update-ref", "--stdin"], cwd=blog.root, input=stdin, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    for phase in ("prepared", "committed"):
+        seen = (blog.root / f"seen-{phase}.txt").read_text().splitlines()
+        assert [line.split()[2] for line in seen[-6:]] == branches
+
+    # The same big transaction with a job ref deletion in it is refused as a whole.
+    stdin = "".join(f"delete {b}\n" for b in branches) + f"delete {job_ref}\n"
+    proc = subprocess.run(
+        ["git", "update-ref", "--stdin"], cwd=blog.root, input=stdin, capture_output=True, text=True
+    )
+    assert proc.returncode != 0 and f"refusing to delete {job_ref}" in proc.stderr
+    assert blog.git("for-each-ref", "--format=%(refname)", "refs/heads/b*").split() == branches
+
+    (blog.root / "veto").touch()
+    proc = git_proc(blog.root, "update-ref", "refs/heads/vetoed", "HEAD")
+    assert proc.returncode != 0
+    assert git_proc(blog.root, "rev-parse", "--verify", "--quiet", "refs/heads/vetoed").returncode
