@@ -1,11 +1,27 @@
-"""`git blogpub gc`. Placeholder."""
+"""`git blogpub gc`: remove the worktrees, branches and old job refs of finished jobs.
+
+Finished: PUBLISHED or SKIPPED. Everything of a job in REVIEW, CONFLICT, FAILED or still in
+flight stays (see gitpub/gc.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub.errors import GitpubError
+from gitpub import gc
+from gitpub.commands.output import say
+from gitpub.context import open_context
 
 
 def main(path: Path) -> None:
-    raise GitpubError("gc: not available in this build yet")
+    with open_context(path, need_remote=False) as ctx:
+        plan, said = gc.collect(ctx)
+        for line in said:
+            say(line)
+        if plan.empty():
+            say("gc: nothing to remove")
+        if plan.kept:
+            states = sorted({s.value for s in plan.kept.values()})
+            say(
+                f"gc: kept the worktrees, branches and refs of {len(plan.kept)} unfinished "
+                f"job(s) ({', '.join(states)})"
+            )
