@@ -48,6 +48,16 @@ class FontsConfig:
     cjk_punctuation: bool = False  # also always keep the common CJK and fullwidth punctuation
 
 
+BUILTIN_STEPS: dict[str, tuple[str, ...]] = {
+    "draft": ("builtin:passthrough",),
+    "judge": ("builtin:similarity",),
+    "recheck": ("builtin:similarity",),
+    "scan": ("builtin:secrets", "builtin:mdx"),
+    "validate": ("builtin:mdx", "builtin:secrets"),
+}
+"""Which built-in can serve which step: each speaks only its own step's protocol."""
+
+
 @dataclass(frozen=True)
 class StepsConfig:
     draft: StepSpec = "builtin:passthrough"
@@ -160,6 +170,12 @@ class _Reader:
     def step(self, key: str, default: StepSpec) -> StepSpec:
         value = self.data.get(key, default)
         if isinstance(value, str) and value.startswith("builtin:"):
+            known = BUILTIN_STEPS[key]
+            if value not in known:
+                raise ConfigError(
+                    f"{self.path}: {self._key(key)} = {value!r} is not a built-in {key} step "
+                    f"(known: {', '.join(known)})"
+                )
             return value
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
             return tuple(value)

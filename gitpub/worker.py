@@ -140,7 +140,11 @@ def run_until_idle(
             except GitpubError as exc:
                 # One job's trouble (a git command that failed, say) must not stop the
                 # others; the job keeps its state and is tried again on the next pass.
-                _note_error(ctx, job_id, exc)
+                _note_error(ctx, job_id, exc.message)
+                seen_unmoved.add(job_id)
+                continue
+            except Exception as exc:  # a bug met by one job: record it, keep serving the rest
+                _note_error(ctx, job_id, f"internal error: {type(exc).__name__}: {exc}")
                 seen_unmoved.add(job_id)
                 continue
             if job is None or job.state in ACTIVE:
@@ -150,10 +154,8 @@ def run_until_idle(
                 touched[job_id] = job
 
 
-def _note_error(ctx: Context, job_id: str, exc: GitpubError) -> None:
-    sys.stderr.write(sanitize(f"git blogpub: job {job_id}: {exc.message}") + "\n")
+def _note_error(ctx: Context, job_id: str, message: str) -> None:
+    sys.stderr.write(sanitize(f"git blogpub: job {job_id}: {message}") + "\n")
     job = jobs.get(ctx.store, job_id)
     if job is not None:
-        jobs.record(
-            ctx.store, replace(job, lease_token=None), "worker:error", {"error": exc.message}
-        )
+        jobs.record(ctx.store, replace(job, lease_token=None), "worker:error", {"error": message})

@@ -112,6 +112,11 @@ def test_malformed_config(blog: Blog, src: Path) -> None:
         ("[fonts]\nquality = 12\n", "fonts.quality must be an integer from 0 to 11"),
         ("[steps]\njudge = 5\n", "steps.judge must be"),
         ("[colours]\n", "unknown table [colours]"),
+        (
+            '[steps]\njudge = "builtin:passthrough"\n',
+            "steps.judge = 'builtin:passthrough' is not a built-in judge step",
+        ),
+        ('[steps]\ndraft = "builtin:nope"\n', "is not a built-in draft step"),
     ],
 )
 def test_config_errors_name_file_key_and_type(

@@ -342,3 +342,27 @@ def test_code_in_fences_does_not_count_as_tags(blog: Blog) -> None:
     job_id = blog.submit("ok", article("Fine", body))
     blog.ok("run", "--until-idle")
     assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
+
+
+@pytest.mark.parametrize(
+    ("answer", "needle"),
+    [
+        ('{"text": null}', "lacks 'text'"),
+        ('{"text": 5}', "wrong type"),
+        ('{"text": "x", "mood": "happy"}', "unknown field 'mood'"),
+        ("[1, 2]", "not an object"),
+    ],
+)
+def test_draft_answers_outside_the_contract_are_review(
+    blog: Blog, answer: str, needle: str
+) -> None:
+    draft = blog.root.parent / "draft.py"
+    draft.write_text(f"import sys\nsys.stdin.read()\nprint({answer!r})\n")
+    (blog.root / ".blogpub.toml").write_text(
+        CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{draft}"]\n'
+    )
+    job_id = blog.submit("d", article("Draft", "Anything."))
+    assert blog.blogpub("run", "--until-idle").returncode == 0
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "REVIEW"
+    assert needle in shown["events"][-1]["detail"]["reason"]

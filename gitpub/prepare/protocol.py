@@ -184,8 +184,9 @@ def expect_fields(
         if key not in allowed:
             raise StepFailed(f"{name} step answered unknown field {key!r}")
     for key in required:
-        if key not in answer:
+        if answer.get(key) is None:
             raise StepFailed(f"{name} step answer lacks {key!r}")
     for key, value in answer.items():
+        # null is how JSON says "absent" for an optional field; a required one was checked.
         if value is not None and not isinstance(value, allowed[key]):
             raise StepFailed(f"{name} step field {key!r} has the wrong type")
