@@ -1,11 +1,18 @@
-"""`git blogpub doctor`. Placeholder."""
+"""`git blogpub doctor`: check the repository, config, hooks, store, locks and worktrees."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub.errors import GitpubError
+from gitpub import doctor
+from gitpub.commands.output import emit_json, say
 
 
 def main(path: Path, *, as_json: bool) -> None:
-    raise GitpubError("doctor: not available in this build yet")
+    """Print every finding (or one JSON object); exit 1 (ProblemsFound) when one is a problem."""
+    report = doctor.diagnose(path)
+    if as_json:
+        emit_json(report.public())
+    else:
+        doctor.render(report, say)
+    doctor.verdict(report)

@@ -1,0 +1,179 @@
+"""`git blogpub doctor`: each planted fault is reported with its fix; a healthy blog passes."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from conftest import Blog, article, git
+
+from gitpub import crash, doctor
+
+HOLD = """
+import sys, time, filelock
+lock = filelock.FileLock(sys.argv[1], thread_local=False)
+lock.acquire()
+print("held", flush=True)
+time.sleep(300)
+"""
+
+
+@pytest.fixture
+def healthy(blog: Blog) -> Blog:
+    blog.ok("install")
+    blog.submit("first", article("Gardening", "Tomatoes need sun, water and patience."))
+    blog.ok("run", "--until-idle")
+    return blog
+
+
+def _problems(blog: Blog) -> list[doctor.Finding]:
+    return [f for f in doctor.diagnose(blog.root).findings if f.status == "problem"]
+
+
+def _state(blog: Blog) -> Path:
+    return blog.root / ".git" / "blogpub"
+
+
+def test_doctor_passes_a_healthy_blog_and_lists_the_crash_points(healthy: Blog) -> None:
+    res = healthy.blogpub("doctor")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "PROBLEM" not in res.stdout
+    report = healthy.ok("doctor", "--json").json()
+    assert report["ok"] is True and report["problems"] == 0
+    assert report["crash_points"] == list(crash.POINTS)
+    checks = {f["check"] for f in report["findings"]}
+    assert {"git", "repository", "config", "hooks", "state dir", "database"} <= checks
+    assert {"locks", "leases", "worktrees", "job refs"} <= checks
+
+
+def test_doctor_on_a_fresh_clone_says_to_install_the_hooks_and_creates_nothing(
+    blog: Blog,
+) -> None:
+    res = blog.blogpub("doctor")
+    assert res.returncode == 1
+    assert "post-commit is not installed" in res.stdout
+    assert "fix: git blogpub install" in res.stdout
+    assert res.stderr.strip() == "git blogpub: doctor: 2 problem(s) found"
+    assert not _state(blog).exists()
+    outside = blog.blogpub("-C", str(blog.root.parent), "doctor", "--json")
+    assert outside.returncode == 1
+    assert outside.json()["findings"][-1]["message"].endswith("not inside a git repository")
+
+
+# ------------------------------------------------------------------ planted faults, one by one
+
+
+def _hook_missing(blog: Blog) -> Iterator[list[str]]:
+    hook = blog.root / ".git" / "hooks" / "post-commit"
+    kept = hook.read_bytes()
+    hook.unlink()
+    yield []
+    hook.write_bytes(kept)
+    hook.chmod(0o755)
+
+
+def _hook_outdated(blog: Blog) -> Iterator[list[str]]:
+    hook = blog.root / ".git" / "hooks" / "reference-transaction"
+    kept = hook.read_bytes()
+    hook.write_bytes(kept.replace(b"version 1", b"version 0"))
+    yield []
+    hook.write_bytes(kept)
+
+
+def _corrupt_database(blog: Blog) -> Iterator[list[str]]:
+    db = _state(blog) / "state.sqlite3"
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    kept = db.read_bytes()
+    copy = db.with_name("copy.sqlite3")
+    copy.write_bytes(kept)
+    with copy.open("r+b") as fh:  # garbage over the second page and beyond
+        fh.seek(4096 + 8)
+        fh.write(b"\xff" * 6000)
+    os.replace(copy, db)
+    yield []
+    db.write_bytes(kept)
+
+
+def _stale_lock(blog: Blog) -> Iterator[list[str]]:
+    lock = _state(blog) / "locks" / "delivery.lock"
+    assert lock.is_file()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(lock)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        yield [f"held by pid {proc.pid}", "not a gitpub process", f"kill {proc.pid}"]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _orphan_worktree(blog: Blog) -> Iterator[list[str]]:
+    orphan = str(uuid.uuid4())
+    path = _state(blog) / "worktrees" / orphan
+    git(blog.root, "worktree", "add", "--quiet", "-b", f"blogpub/job/{orphan}", str(path), "HEAD")
+    yield [orphan]
+    assert f"removed worktree and branch of job {orphan}" in blog.ok("gc").stdout
+
+
+def _stale_lease(blog: Blog) -> Iterator[list[str]]:
+    blog.submit("second", article("Sailing", "Reefing early keeps the boat upright."))
+    res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_draft"})
+    assert res.returncode == 137
+    yield []
+    blog.ok("run", "--until-idle")
+
+
+def _ref_without_job(blog: Blog) -> Iterator[list[str]]:
+    ref = f"refs/blog-jobs/{uuid.uuid4()}"
+    git(blog.root, "update-ref", ref, "HEAD")
+    yield [ref]
+    git(blog.root, "update-ref", "-d", ref, env={"GITPUB_WRITER": "1"})
+
+
+FAULTS: list[tuple[Callable[[Blog], Iterator[list[str]]], str, str, str]] = [
+    (_hook_missing, "hooks", "post-commit is not installed", "git blogpub install"),
+    (_hook_outdated, "hooks", "from another gitpub version", "git blogpub install"),
+    (_corrupt_database, "database", "state.sqlite3: ", ".recover"),
+    (_stale_lock, "locks", "the delivery lock is held by pid", "kill "),
+    (_orphan_worktree, "worktrees", "jobs the database does not know", "git blogpub gc"),
+    (_stale_lease, "leases", "a process that no longer runs", "git blogpub run --until-idle"),
+    (_ref_without_job, "job refs", "whose job is not in the database", "git blogpub gc"),
+]
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="lock holders need /proc/locks")
+def test_doctor_reports_each_planted_fault_with_its_fix(healthy: Blog) -> None:
+    assert _problems(healthy) == []
+    for plant, check, message, hint in FAULTS:
+        undo = plant(healthy)
+        extra = next(undo)
+        found = _problems(healthy)
+        assert len(found) == 1, (plant.__name__, found)
+        assert found[0].check == check, plant.__name__
+        assert message in found[0].message, (plant.__name__, found[0])
+        assert found[0].hint and hint in found[0].hint, (plant.__name__, found[0])
+        for text in extra:
+            assert text in f"{found[0].message} {found[0].hint}", (plant.__name__, found[0])
+        next(undo, None)
+        assert _problems(healthy) == [], plant.__name__
+
+    # Through the command line: two faults at once, each with its fix, and exit 1.
+    undo_hook, undo_lock = _hook_missing(healthy), _stale_lock(healthy)
+    next(undo_hook)
+    pid = next(undo_lock)[0].split()[-1]
+    res = healthy.blogpub("doctor")
+    next(undo_hook, None), next(undo_lock, None)
+    assert res.returncode == 1
+    assert "PROBLEM  hooks      post-commit is not installed" in res.stdout
+    assert "fix: git blogpub install" in res.stdout
+    assert f"fix: see what it is with `ps -o pid,etime,args -p {pid}`" in res.stdout
+    assert res.stderr.strip() == "git blogpub: doctor: 2 problem(s) found"
+    assert healthy.blogpub("doctor").returncode == 0
