@@ -126,9 +126,11 @@ def check_state_dir(report: Report, repo: Repo) -> None:
             report.add("state dir", OK, f"{state} does not exist yet (the first submit makes it)")
         else:
             report.add(
-                "state dir", PROBLEM, f"{where} is not writable: gitpub cannot make {state}",
+                "state dir",
+                PROBLEM,
+                f"{where} is not writable: gitpub cannot make {state}",
                 f"fix the owner or permissions of {where}",
-            )  # fmt: skip
+            )
         return
     bad = [
         str(p)

@@ -157,17 +157,24 @@ def check_leases(report: Report, known: dict[str, sqlite3.Row]) -> None:
         job = f"job {job_id} ({row['state']})"
         if jobs.lease_holder_dead(owner):
             report.add(
-                "leases", PROBLEM, f"{job}: leased by {owner}, a process that no longer runs",
+                "leases",
+                PROBLEM,
+                f"{job}: leased by {owner}, a process that no longer runs",
                 take_over,
-            )  # fmt: skip
+            )
         elif expires and expires < stamp:
             ago = time.time() - parse_time(expires)
+            host, _, pid = (owner or "").rpartition(":")
+            look = (
+                f"ps -o pid,etime,args -p {pid}"
+                if host == socket.gethostname()
+                else f"the worker on {host or 'its host'}"
+            )
             report.add(
                 "leases",
                 PROBLEM,
                 f"{job}: the lease of {owner} expired {ago:.0f} s ago and no worker took it over",
-                f"check that worker (on this host: ps -o pid,etime,args -p "
-                f"{owner.rpartition(':')[2]}); {take_over}",
+                f"check {look}: it may hang; {take_over}",
             )
         else:
             continue
