@@ -59,14 +59,14 @@ def due_job_ids(ctx: Context, only: tuple[str, ...] = ()) -> list[str]:
     return [i for i in ids if not only or i in only]
 
 
-def advance(ctx: Context, job_id: str, owner: str) -> Job | None:
+def advance(ctx: Context, job_id: str, owner: str, deliver: bool = True) -> Job | None:
     """Claim the job and move it as far as it goes now. None when another worker has it."""
     lease = ctx.config.retry.lease_seconds
     job = jobs.claim(ctx.store, job_id, owner, lease)
     if job is None:
         return None  # lost the claim race: normal concurrency, not an error
     try:
-        return _drive(ctx, job, lambda j: jobs.renew(ctx.store, j, lease))
+        return _drive(ctx, job, lambda j: jobs.renew(ctx.store, j, lease), deliver)
     except LeaseLost:
         return None  # our lease was taken: stop here, without side effects
     finally:
@@ -75,7 +75,7 @@ def advance(ctx: Context, job_id: str, owner: str) -> Job | None:
             jobs.release(ctx.store, current)
 
 
-def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
+def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job], deliver: bool = True) -> Job:
     store = ctx.store
     if job.state in (State.LOCAL_COMMITTING, State.RECOVERING):
         # Found mid-commit with no live lease: the process that was committing died.
@@ -107,6 +107,8 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
         elif state is State.RECHECK_CANDIDATES:
             job = relay.resume_recheck(ctx, job)
         elif state in (State.LOCAL_COMMITTED, State.PUSHING, State.RETRY_WAIT, State.FAILED):
+            if not deliver:
+                return job
             job = relay.deliver(ctx, job)
             if job.state in (State.RETRY_WAIT, State.FAILED):
                 return job  # waits for its time (or its probe); KEEP loops back to deliver
@@ -125,8 +127,10 @@ def run_until_idle(
     owner: str | None = None,
     only: tuple[str, ...] = (),
     skip: frozenset[str] = frozenset(),
+    deliver: bool = True,
 ) -> list[Job]:
-    """Advance every due job until nothing is due; returns the jobs touched, last state each."""
+    """Advance every due job until nothing is due; returns the jobs touched, last state each.
+    With deliver=False jobs stop once committed locally (the demo stages races with it)."""
     owner = owner or owner_name()
     touched: dict[str, Job] = {}
     seen_unmoved: set[str] = set()
@@ -136,7 +140,7 @@ def run_until_idle(
             return list(touched.values())
         for job_id in ids:
             try:
-                job = advance(ctx, job_id, owner)
+                job = advance(ctx, job_id, owner, deliver)
             except GitpubError as exc:
                 # One job's trouble (a git command that failed, say) must not stop the
                 # others; the job keeps its state and is tried again on the next pass.

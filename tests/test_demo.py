@@ -1,0 +1,124 @@
+"""`git blogpub demo`: the whole product on a scratch repository, in one command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+from conftest import git
+from fontTools.ttLib import TTFont
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _demo(where: Path, argv0: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    argv = argv0 or [sys.executable, "-m", "gitpub"]
+    return subprocess.run([*argv, "demo", str(where)], capture_output=True, text=True, timeout=300)
+
+
+def _check_outcome(where: Path, out: str) -> None:
+    assert "the subsets conflict, gitpub regenerates" in out
+    assert "(font-only conflict: subsets regenerated)" in out
+    assert "→ CONFLICT" in out
+    remote = where / "remote.git"
+    # Scaffold, three published articles, and the person's edit: nothing else, no duplicate.
+    assert git(remote, "rev-list", "--count", "main") == "5"
+    posts = git(remote, "ls-tree", "--name-only", "main", "content/posts/").split()
+    assert sorted(posts) == [
+        "content/posts/.keep",
+        "content/posts/durable.mdx",
+        "content/posts/fonts.mdx",
+        "content/posts/garden.mdx",
+    ]
+    durable = git(remote, "show", "main:content/posts/durable.mdx")
+    assert durable.endswith("加上一句。") and "修改一处错字" not in durable  # nothing overwritten
+    # The font on the remote covers every character of every article (union of both nodes).
+    font_bytes = subprocess.run(
+        ["git", "show", "main:public/fonts/blog.woff2"], cwd=remote, capture_output=True, check=True
+    ).stdout
+    font_file = where / "check.woff2"
+    font_file.write_bytes(font_bytes)
+    cmap = set(TTFont(str(font_file)).getBestCmap())
+    for post in ("durable", "fonts", "garden"):
+        text = git(remote, "show", f"main:content/posts/{post}.mdx")
+        assert {ord(c) for c in text if not c.isspace()} <= cmap
+    status = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "gitpub", "-C", str(where / "blog"), "status", "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    states = sorted(j["state"] for j in status["jobs"])
+    assert states == ["CONFLICT", "PUBLISHED", "PUBLISHED"]
+
+
+def test_demo_runs_end_to_end_and_twice(tmp_path: Path) -> None:
+    where = tmp_path / "demo"
+    first = _demo(where)
+    assert first.returncode == 0, first.stderr
+    _check_outcome(where, first.stdout)
+    again = _demo(where)  # an earlier demo folder is started over
+    assert again.returncode == 0, again.stderr
+    _check_outcome(where, again.stdout)
+
+
+def test_demo_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
+    (tmp_path / "precious.txt").write_text("keep me")
+    res = _demo(tmp_path)
+    assert res.returncode == 1 and "not an earlier demo folder" in res.stderr
+    assert (tmp_path / "precious.txt").read_text() == "keep me"
+
+
+def test_demo_builds_its_own_font_without_a_system_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitpub.commands import demo, demo_font
+
+    monkeypatch.setattr(demo_font, "system_font", lambda: None)
+    monkeypatch.chdir(tmp_path)
+    demo.main(tmp_path / "demo")
+    blog = tmp_path / "demo" / "blog"
+    assert (blog / "fonts" / "demo.ttf").is_file()
+    assert 'source = "fonts/demo.ttf"' in (blog / ".blogpub.toml").read_text()
+    _check_outcome(
+        tmp_path / "demo",
+        "(font-only conflict: subsets regenerated) → CONFLICT "
+        "the subsets conflict, gitpub regenerates",
+    )
+
+
+@pytest.mark.slow
+def test_readme_first_command_in_a_fresh_virtualenv(tmp_path: Path) -> None:
+    """`pip install . && git blogpub demo DIR`, with a real, non-editable install into a new
+    venv (it sees this interpreter's site packages, so only pip's build backend is fetched)."""
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True, system_site_packages=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    install = subprocess.run(
+        [
+            str(py),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stderr
+    env = {**os.environ, "PATH": f"{env_dir / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    where = tmp_path / "demo"
+    res = subprocess.run(
+        ["git", "blogpub", "demo", str(where)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert res.returncode == 0, res.stderr
+    _check_outcome(where, res.stdout)
