@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gitpub.errors import GitpubError
-from gitpub.sanitize import sanitize
+from gitpub.sanitize import sanitize, sanitize_obj
 
 
 class StepFailed(GitpubError):
@@ -159,18 +159,33 @@ def _adoptable(pid_file: Path) -> tuple[int, str | None, float] | None:
 
 def _answer(name: str, status: Path, out: Path, err: Path) -> dict[str, Any]:
     code = status.read_text().strip()
+    raw_out, raw_err = out.read_bytes(), err.read_text("utf-8", "replace")
+    _scrub(out, err, raw_out, raw_err)
     if code != "0":
-        tail = err.read_text("utf-8", "replace").strip().splitlines()[-1:] or ["no stderr"]
+        tail = raw_err.strip().splitlines()[-1:] or ["no stderr"]
         if code == "127":
             raise StepFailed(f"{name} step: command not found: {sanitize(tail[0])[:300]}")
         raise StepFailed(f"{name} step exited {code}: {sanitize(tail[0])[:300]}")
     try:
-        answer = json.loads(out.read_bytes().decode("utf-8"))
+        answer = json.loads(raw_out.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise StepFailed(f"{name} step answered something that is not JSON") from None
     if not isinstance(answer, dict):
         raise StepFailed(f"{name} step answered JSON that is not an object")
     return answer
+
+
+def _scrub(out: Path, err: Path, raw_out: bytes, raw_err: str) -> None:
+    """Once read, the spooled output stays on disk only sanitized (it is kept so a crash
+    before the answer is recorded can still adopt it; the recorded answer is sanitized too)."""
+    try:
+        clean_out = json.dumps(sanitize_obj(json.loads(raw_out.decode("utf-8"))))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        clean_out = sanitize(raw_out.decode("utf-8", "replace"))
+    for path, text in ((out, clean_out), (err, sanitize(raw_err))):
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text, "utf-8")
+        os.replace(tmp, path)
 
 
 def expect_fields(
