@@ -47,10 +47,6 @@ def enqueue_external(store: Store, payload: Mapping[str, Any]) -> str:
     return register_external(store, payload)[0]
 
 
-def external_event_id(payload: Mapping[str, Any]) -> str:
-    return str(uuid.uuid5(NAMESPACE, canonical_payload(payload)))
-
-
 def pending(store: Store, kind: str) -> list[sqlite3.Row]:
     return list(
         store.conn.execute(
