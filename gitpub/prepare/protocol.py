@@ -24,29 +24,30 @@ class StepFailed(GitpubError):
     """A step did not produce an answer inside its contract; the job goes to REVIEW."""
 
 
-# The command runs under a tiny shell that records its exit status in a file, so that a
-# worker that died while the step ran can still learn how it ended.
-_WRAP = 'f="$1"; shift; "$@"; rc=$?; echo "$rc" > "$f.tmp" && mv "$f.tmp" "$f"; exit "$rc"'
+# The command runs under a tiny shell that records its own pid first and the command's exit
+# status last, each with an atomic rename. The shell writes the pid itself, so even a worker
+# killed the instant after starting it leaves a step the next worker can find and adopt.
+_WRAP = (
+    's="$1"; p="$2"; shift 2; echo $$ > "$p.tmp" && mv "$p.tmp" "$p"; '
+    '"$@"; rc=$?; echo "$rc" > "$s.tmp" && mv "$s.tmp" "$s"; exit "$rc"'
+)
+_WRAP_NAME = "gitpub-step"
 
 
-def _proc_start(pid: int) -> str | None:
-    """The kernel's start time of pid (Linux), to tell a process from a later one that
-    happens to reuse its number; None where /proc is not available."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rpartition(")")[2].split()[19]
-
-
-def _alive(pid: int, start: str | None) -> bool:
+def _running(pid: int, status: Path) -> bool:
+    """True while `pid` is our wrapper for this spool. Where /proc shows command lines, a
+    reused pid (another program) does not count; elsewhere a live pid is taken as ours."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
         return True
-    return start is None or _proc_start(pid) in (None, start)
+    return _WRAP_NAME.encode() in cmdline and str(status).encode() in cmdline
 
 
 def _kill_group(pid: int) -> None:
@@ -88,17 +89,23 @@ def _run_spooled(
 ) -> dict[str, Any]:
     spool.mkdir(parents=True, exist_ok=True)
     pid_file, out, err, status = (spool / n for n in ("pid", "stdout", "stderr", "status"))
-    adopted = _adoptable(pid_file)
-    if adopted is not None:
-        pid, start, started_at = adopted
+    if (spool / "request.json").exists() and not pid_file.exists():
+        # A step may have been started a moment ago by a worker that died at once: its
+        # wrapper writes the pid first thing. Give it that moment before starting anew.
+        grace = time.monotonic() + 2.0
+        while not pid_file.exists() and time.monotonic() < grace:
+            time.sleep(0.05)
+    pid = _read_pid(pid_file)
+    if pid is not None:
+        started_at = pid_file.stat().st_mtime
         deadline = time.monotonic() + max(0.0, started_at + timeout - time.time())
         last_beat = time.monotonic()
-        while _alive(pid, start) and time.monotonic() < deadline:
+        while _running(pid, status) and time.monotonic() < deadline:
             time.sleep(0.05)
             if heartbeat is not None and time.monotonic() - last_beat >= beat_every:
                 heartbeat()
                 last_beat = time.monotonic()
-        if _alive(pid, start):
+        if _running(pid, status):
             _kill_group(pid)
             raise StepFailed(f"{name} step timed out after {timeout:g}s")
         if status.is_file():
@@ -114,7 +121,7 @@ def _run_spooled(
             err.open("wb") as ferr,
         ):
             proc = subprocess.Popen(
-                ["/bin/sh", "-c", _WRAP, "gitpub-step", str(status), *argv],
+                ["/bin/sh", "-c", _WRAP, _WRAP_NAME, str(status), str(pid_file), *argv],
                 cwd=cwd,
                 stdin=fin,
                 stdout=fout,
@@ -123,7 +130,6 @@ def _run_spooled(
             )
     except OSError as exc:
         raise StepFailed(f"{name} step {argv[0]!r} could not start: {exc.strerror}") from None
-    _write_pid(pid_file, proc.pid)
     deadline = time.monotonic() + timeout
     while True:
         wait = max(0.0, min(beat_every, deadline - time.monotonic()))
@@ -142,18 +148,10 @@ def _run_spooled(
     return _answer(name, status, out, err)
 
 
-def _write_pid(pid_file: Path, pid: int) -> None:
-    record = {"pid": pid, "start": _proc_start(pid), "started_at": time.time()}
-    tmp = pid_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record))
-    os.replace(tmp, pid_file)
-
-
-def _adoptable(pid_file: Path) -> tuple[int, str | None, float] | None:
+def _read_pid(pid_file: Path) -> int | None:
     try:
-        record = json.loads(pid_file.read_text())
-        return int(record["pid"]), record.get("start"), float(record["started_at"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return int(pid_file.read_text().strip())
+    except (OSError, ValueError):
         return None
 
 
