@@ -221,7 +221,7 @@ def doctor(c: _Ctx, as_json: bool) -> None:
 @cli.command()
 @pass_ctx
 def gc(c: _Ctx) -> None:
-    """Remove what finished jobs left behind."""
+    """Remove what finished (PUBLISHED or SKIPPED) jobs left behind."""
     from gitpub.commands import gc as cmd
 
     cmd.main(c.path)

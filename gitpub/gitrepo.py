@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -227,9 +228,20 @@ class Repo:
         run_git(["worktree", "add", "--quiet", "-B", branch, str(path), base], self.root)
 
     def worktree_remove(self, path: Path, branch: str | None = None) -> None:
+        """Remove one worktree, even one whose folder is already gone.
+
+        Only this worktree's registration is dropped: a repository-wide `git worktree prune`
+        would also forget a person's worktrees whose folders are merely out of reach."""
         if path.exists():
             run_git(["worktree", "remove", "--force", "--force", str(path)], self.root, check=False)
-        run_git(["worktree", "prune"], self.root, check=False)
+        admin = self.common_dir / "worktrees"
+        if admin.is_dir():
+            target = str(path.resolve() / ".git")
+            for entry in admin.iterdir():
+                gitdir = entry / "gitdir"
+                with contextlib.suppress(OSError):
+                    if gitdir.read_text().strip() == target:
+                        shutil.rmtree(entry, ignore_errors=True)
         if branch and self.resolve(f"refs/heads/{branch}"):
             run_git(["branch", "-D", "--quiet", branch], self.root, check=False)
 

@@ -136,3 +136,21 @@ def test_remote_confirmation_ignores_local_branches(blog: Blog) -> None:
     repo = Repo(blog.root)
     assert trailers.find_remote(repo, "refs/remotes/origin/main", None, "j-1", "m-1") is None
     assert trailers.grep_local(repo, "j-1") is not None
+
+
+def test_relay_named_job_delivers_now_without_waiting_for_its_time(tmp_path: Path) -> None:
+    from conftest import CONFIG, make_blog
+
+    slow = CONFIG.replace("base_delay = 0.2", "base_delay = 3600")
+    blog = make_blog(tmp_path, slow.replace("max_delay = 1.0", "max_delay = 7200"))
+    job_id = blog.submit("k", article("Later", "Not due for an hour."))
+    away = blog.remote.with_name("away.git")
+    blog.remote.rename(away)
+    blog.ok("run", "--until-idle")
+    away.rename(blog.remote)
+    blog.ok("run", "--until-idle")
+    assert blog.job(job_id)["job"]["state"] == "RETRY_WAIT"  # its time has not come
+    blog.ok("relay", job_id[:8])
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "PUBLISHED" and job["attempt"] == 1
+    assert blog.commits_with_job(job_id) == 1

@@ -13,6 +13,7 @@ from gitpub.errors import GitpubError
 from gitpub.jobs import Job
 from gitpub.reconcile import settle_interrupted_commits
 from gitpub.states import State
+from gitpub.store import now as store_now
 
 INTERRUPTED = tuple(s.value for s in worker.ACTIVE if s is not State.RECEIVED)
 
@@ -86,8 +87,13 @@ def main(path: Path, *, until_idle: bool, interval: float) -> None:
 
 def relay(path: Path, *, job_ids: tuple[str, ...]) -> None:
     with open_context(path) as ctx:
-        ids = tuple(jobs.require(ctx.store, j).job_id for j in job_ids)
-        _summary(worker.run_until_idle(ctx, only=ids))
+        named = [jobs.require(ctx.store, j) for j in job_ids]
+        for job in named:
+            if job.state in (State.RETRY_WAIT, State.FAILED) and job.next_retry_at:
+                # Named by a person: deliver (or probe) now instead of at its time. The
+                # retry budget is untouched.
+                jobs.record(ctx.store, job, "relay:now", next_retry_at=store_now())
+        _summary(worker.run_until_idle(ctx, only=tuple(j.job_id for j in named)))
 
 
 def reconcile(path: Path) -> None:
