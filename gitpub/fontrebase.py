@@ -18,11 +18,14 @@ from gitpub.commit import commit_message
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitCommandError, GitpubError, InputError
-from gitpub.gitrepo import run_git
+from gitpub.gitrepo import WRITER_ENV, run_git
 from gitpub.jobs import Job
 from gitpub.prepare import branch_name, manifest
 
 _EDITOR = {"GIT_EDITOR": "true"}  # keep each replayed commit's message as it is
+# A person's rebase in the live checkout is the person's change, not gitpub's own: without
+# the writer mark the installed hooks see it like any other rewrite of the branch.
+_PERSON = {**_EDITOR, WRITER_ENV: ""}
 
 
 def _rebase(cwd: Path, args: Sequence[str]) -> bool:
@@ -195,7 +198,7 @@ def rebase_live(
                 pub = cfg.publish
                 ctx.repo.fetch(pub.remote, pub.branch)
                 upstream = ctx.tracking_ref
-            proc = run_git(["rebase", upstream], root, check=False, env=_EDITOR)
+            proc = run_git(["rebase", upstream], root, check=False, env=_PERSON)
             if proc.returncode != 0 and not _in_progress(root):
                 stderr = proc.stderr.decode("utf-8", "replace")
                 raise GitCommandError(["git", "rebase", upstream], proc.returncode, stderr)
@@ -211,12 +214,12 @@ def rebase_live(
             step = "--continue"
             if unmerged:
                 fonts.regenerate(cfg, root, progress=progress)
-                run_git(["add", "--", *unmerged], root)
+                run_git(["add", "--", *unmerged], root, env=_PERSON)
                 regenerated += 1
                 staged = run_git(["diff", "--cached", "--quiet", "HEAD"], root, check=False)
                 if staged.returncode == 0:
                     step = "--skip"  # the rebuilt subsets equal upstream's: nothing to replay
-            proc = run_git(["rebase", step], root, check=False, env=_EDITOR)
+            proc = run_git(["rebase", step], root, check=False, env=_PERSON)
             if proc.returncode != 0 and not _unmerged(root):
                 stderr = proc.stderr.decode("utf-8", "replace")
                 raise GitCommandError(["git", "rebase", step], proc.returncode, stderr)

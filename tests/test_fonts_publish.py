@@ -4,6 +4,10 @@ two writers colliding on the subset, a crash mid-regeneration, `fonts --check` a
 
 from __future__ import annotations
 
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import Blog, article
@@ -194,3 +198,26 @@ def test_a_job_landing_on_articles_pushed_without_subsets_brings_them_up_to_date
     blog.ok("run", "--until-idle")
     assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
     assert cmap(blog.remote_file(WOFF2)) == (_remote_article_chars(blog) | ASCII) & COVERED
+
+
+def test_progress_bar_on_a_terminal_and_quiet_otherwise(tmp_path: Path) -> None:
+    blog = tiny_blog(tmp_path)
+    commit_article(blog, "a.mdx", "一", "我们学习科学。", fonts_too=False)
+    quiet = blog.ok("fonts")
+    assert quiet.stderr == "" and quiet.stdout.strip() == f"rebuilt {WOFF2}"
+
+    commit_article(blog, "b.mdx", "二", "电力水化。", fonts_too=False)
+    primary, secondary = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "gitpub", "-C", str(blog.root), "fonts"],
+            stdout=subprocess.PIPE,
+            stderr=secondary,
+            timeout=120,
+        )
+        os.close(secondary)
+        shown = os.read(primary, 65536).decode("utf-8", "replace")
+    finally:
+        os.close(primary)
+    assert proc.returncode == 0
+    assert "writing blog.woff2" in shown and "[" in shown

@@ -4,6 +4,7 @@ render in the same font on the page."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import unicodedata
 from collections.abc import Iterable
@@ -70,7 +71,7 @@ class Articles:
     root: Path
     files: dict[str, frozenset[int]] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def chars(self) -> frozenset[int]:
         return frozenset().union(*self.files.values())
 

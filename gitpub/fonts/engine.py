@@ -124,15 +124,24 @@ def _brotli_quality(quality: int) -> Iterator[None]:
         woff2.brotli = real
 
 
-def encode(sfnt: bytes, flavor: str, quality: int, stamp: dict[str, Any]) -> bytes:
-    """The subset as woff2 or woff, byte-for-byte reproducible for the same inputs."""
+def encode(
+    sfnt: bytes, flavor: str, quality: int, stamp: dict[str, Any], *, transform: bool = True
+) -> bytes:
+    """The subset as woff2 or woff, byte-for-byte reproducible for the same inputs.
+
+    `transform=False` skips woff2's glyf/loca transform (TrueType outlines only): measured on
+    a 7,000-character WenQuanYi subset it saves seconds of pure-Python work but costs about
+    12% more bytes, so the subsets keep it; the benchmark measures both."""
     from fontTools.ttLib import TTFont
     from fontTools.ttLib.woff2 import WOFF2FlavorData, WOFFFlavorData
 
     # No timestamp or bounding-box recalculation: the subsetter already set both, and a
     # clock in the bytes would make every rebuild a new file.
     font = TTFont(io.BytesIO(sfnt), recalcTimestamp=False, recalcBBoxes=False)
-    data = WOFF2FlavorData() if flavor == "woff2" else WOFFFlavorData()
+    if flavor == "woff2":
+        data = WOFF2FlavorData(transformedTables=None if transform else ())
+    else:
+        data = WOFFFlavorData()
     data.privData = stamp_bytes(stamp)
     font.flavor = flavor
     font.flavorData = data
