@@ -22,10 +22,10 @@ def main(path: Path, *, source: str, target: str | None) -> None:
     # must leave both exactly as they are (even absent).
     repo = Repo.discover(path)
     cfg = config.load(repo.root)
+    text = read_source(cfg, source)  # validated exactly as submit validates it
+    if target is not None:
+        target = jobs.check_target(cfg, repo.root, target)
     with dryrun.scratch_context(repo, cfg) as ctx:
-        text = read_source(ctx, source)  # validated exactly as submit validates it
-        if target is not None:
-            target = jobs.check_target(cfg, repo.root, target)
         report(dryrun.preview(ctx, text, target))
 
 

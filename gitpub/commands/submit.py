@@ -7,14 +7,15 @@ from pathlib import Path
 
 from gitpub import crash, jobs
 from gitpub.commands.output import emit_json, say
+from gitpub.config import Config
 from gitpub.context import Context, open_context
 from gitpub.errors import InputError
 from gitpub.jobs import Job
 
 
-def read_source(ctx: Context, source: str) -> str:
+def read_source(cfg: Config, source: str) -> str:
     """The submitted text from a file or `-` (stdin), validated before anything is written."""
-    limit = ctx.config.publish.max_source_bytes
+    limit = cfg.publish.max_source_bytes
     if source == "-":
         data = sys.stdin.buffer.read(limit + 1)
         name = "<stdin>"
@@ -58,14 +59,14 @@ def main(
     path: Path, *, key: str, source: str, target: str | None, topic: str | None, as_json: bool
 ) -> None:
     with open_context(path) as ctx:
-        text = read_source(ctx, source)
+        text = read_source(ctx.config, source)
         job, created = submit(ctx, key=key, text=text, target=target, topic=topic)
         _report(job, created, as_json)
 
 
 def topic_close(path: Path, *, session: str, source: str, as_json: bool) -> None:
     with open_context(path) as ctx:
-        text = read_source(ctx, source)
+        text = read_source(ctx.config, source)
         job, created = jobs.topic_close(ctx, session, text)
         _report(job, created, as_json)
 
