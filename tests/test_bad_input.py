@@ -160,3 +160,11 @@ def test_usage_error_exits_2(blog: Blog) -> None:
 def test_unknown_job(blog: Blog) -> None:
     res = blog.blogpub("show", "no-such-job")
     assert res.returncode == 1 and "no such job" in res.stderr
+
+
+def test_reading_commands_create_no_state(blog: Blog) -> None:
+    state = blog.root / ".git" / "blogpub"
+    assert blog.ok("status", "--json").json() == {"jobs": []}
+    assert blog.ok("status").stdout.strip() == "no jobs"
+    assert blog.blogpub("show", "abcd1234").returncode == 1
+    assert not state.exists()

@@ -9,6 +9,7 @@ from gitpub import jobs
 from gitpub.commands.output import emit_json, say
 from gitpub.context import Context, open_context
 from gitpub.errors import InputError
+from gitpub.gitrepo import Repo
 from gitpub.jobs import Job
 from gitpub.states import NEEDS_PERSON, TERMINAL, State
 from gitpub.store import parse_time
@@ -42,9 +43,21 @@ def _reason(ctx: Context, job: Job) -> str:
     return ""
 
 
+def _no_store_yet(path: Path) -> bool:
+    """Reading must not create: on a clone gitpub never ran in, there is simply no job."""
+    return not (Repo.discover(path).state_dir / "state.sqlite3").exists()
+
+
 def main(path: Path, *, as_json: bool, state: str | None) -> None:
+    wanted = _state(state)
+    if _no_store_yet(path):
+        if as_json:
+            emit_json({"jobs": []})
+        else:
+            say("no jobs")
+        return
     with open_context(path, need_remote=False) as ctx:
-        rows = jobs.all_jobs(ctx.store, _state(state))
+        rows = jobs.all_jobs(ctx.store, wanted)
         if as_json:
             emit_json({"jobs": [j.public() for j in rows]})
             return
@@ -71,6 +84,8 @@ def main(path: Path, *, as_json: bool, state: str | None) -> None:
 
 
 def show(path: Path, *, job_id: str, as_json: bool) -> None:
+    if _no_store_yet(path):
+        raise InputError(f"job {job_id}: no such job")
     with open_context(path, need_remote=False) as ctx:
         job = jobs.require(ctx.store, job_id)
         history = jobs.events(ctx.store, job.job_id)
