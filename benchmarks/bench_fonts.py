@@ -15,6 +15,7 @@ transform costs and saves.
 
     python benchmarks/bench_fonts.py                # 500, 3,000 and 7,000 characters, 3 runs
     python benchmarks/bench_fonts.py --quick        # 500 characters, 1 run
+    python benchmarks/bench_fonts.py --quick --sizes 100 1000
 """
 
 from __future__ import annotations
@@ -312,6 +313,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="500 characters, one run")
     parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=None, metavar="N", help="character counts"
+    )
     args = parser.parse_args()
     REPS = args.reps or (1 if args.quick else 3)
     found = find_font("Noto Sans CJK SC:style=Regular")
@@ -321,7 +325,8 @@ def main() -> None:
     print(f"source: {Path(source).name} face {face}; engine: {engine.choose('auto')}")
     print(f"gate woff2 quality: {config.FontsConfig().quality} (default); CPUs: {os.cpu_count()}")
     with tempfile.TemporaryDirectory(prefix="gitpub-bench-fonts-") as tmp:
-        full_builds(source, face, [500] if args.quick else [500, 3000, 7000], Path(tmp))
+        sizes = args.sizes or ([500] if args.quick else [500, 3000, 7000])
+        full_builds(source, face, sizes, Path(tmp))
         if not args.quick:
             incremental(source, face, Path(tmp))
             quality_sweep(source, face, Path(tmp))

@@ -1,0 +1,25 @@
+"""The font benchmark still runs, at its smallest setting (its figures are not checked)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from fontkit import cjk_font
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_fonts.py"
+
+
+def test_font_benchmark_prints_the_three_tools_side_by_side(tmp_path: Path) -> None:
+    cjk_font()  # skips without a CJK font, as the benchmark needs one
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--sizes", "50"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (row,) = [line for line in proc.stdout.splitlines() if line.strip().startswith("50 |")]
+    assert row.count(" B ") == 3 and "× wall" in row
