@@ -40,13 +40,13 @@ echo push >> "$(dirname "$0")/../pushes.log"
 """
 
 
-def hermetic_env(home: Path) -> None:
+def hermetic_env(home: Path, gitconfig: str = "") -> None:
     """Run every git (ours and gitpub's) with a known identity and no user or system config."""
     for key in list(os.environ):
         if key.startswith(("GIT_", "GITPUB_")):
             del os.environ[key]
     home.mkdir(parents=True, exist_ok=True)
-    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n" + gitconfig)
     os.environ.update(
         {
             "HOME": str(home),

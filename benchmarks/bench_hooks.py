@@ -29,30 +29,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from gitpub import hooks
-from gitpub.gitrepo import Repo
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_e2e import hermetic_env  # noqa: E402  (the same hermetic set-up as the spine bench)
+
+from gitpub import hooks  # noqa: E402
+from gitpub.gitrepo import Repo  # noqa: E402
 
 FLOOR_HOOK = "#!/bin/sh\nexit 0\n"
 PYTHON_HOOK = f"#!{sys.executable}\nimport gitpub.external\n"
-
-
-def hermetic_env(home: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith(("GIT_", "GITPUB_")):
-            del os.environ[key]
-    home.mkdir(parents=True, exist_ok=True)
-    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n")
-    os.environ.update(
-        {
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_AUTHOR_NAME": "Bench",
-            "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-            "GIT_COMMITTER_NAME": "Bench",
-            "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-        }
-    )
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -133,7 +117,8 @@ def main() -> None:
     rng = random.Random(6)
     with tempfile.TemporaryDirectory(prefix="bench-hooks-") as tmp:
         base = Path(tmp)
-        hermetic_env(base / "home")
+        # No automatic `git gc` in the middle of a timed round.
+        hermetic_env(base / "home", "[gc]\n\tauto = 0\n")
         variants = ["none", "floor", "gitpub"] + (["python"] if args.python else [])
         off = {v: base / f"{v}-work" for v in variants}
         on = {v: base / f"{v}-main" for v in variants if v != "python"}

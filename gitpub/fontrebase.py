@@ -9,7 +9,6 @@ left to a person (the job becomes CONFLICT; a person's own rebase stops as git's
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -158,13 +157,7 @@ def _store_artifacts(
     them: a lost job commit is remade from exactly these. A fresh folder per manifest, so the
     folder the database names stays intact until the database names the new one."""
     folder = ctx.job_dir(job.job_id) / f"artifacts-{digest[:16]}"
-    if folder.exists():
-        shutil.rmtree(folder)
-    for e in entries:
-        dest = folder / e.path
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(worktree / e.path, dest)
-    jobs._write_atomic(ctx.job_dir(job.job_id) / "manifest.json", manifest.canonical(entries))
+    manifest.save(worktree, entries, folder, ctx.job_dir(job.job_id) / "manifest.json")
     return str(folder.relative_to(ctx.state_dir))
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 import contextlib
 import importlib.resources
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import gitpub
 from gitpub.errors import GitpubError
+from gitpub.files import write_atomic
 from gitpub.gitrepo import Repo, config_value, git_out
 
 HOOK_NAMES = ("post-commit", "reference-transaction")
@@ -72,7 +72,7 @@ def write_branch_file(state_dir: Path, branch: str) -> None:
         if path.read_text("utf-8") == wanted:
             return
     state_dir.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path, wanted.encode("utf-8"), 0o644)
+    write_atomic(path, wanted.encode("utf-8"), 0o644)
 
 
 # ------------------------------------------------------------------ install / uninstall
@@ -147,13 +147,13 @@ def _install_one(plan: _Plan, folder: Path, name: str, content: bytes) -> str:
         old = hook.read_bytes()
         if old == content and os.access(hook, os.X_OK):
             return f"{name}: already installed in {folder}"
-        plan.run(lambda: _write_atomic(hook, content), lambda: _write_atomic(hook, old))
+        plan.run(lambda: write_atomic(hook, content, 0o755), lambda: write_atomic(hook, old, 0o755))
         return f"{name}: updated in {folder}"
     if _exists(hook):
         plan.run(lambda: os.rename(hook, legacy), lambda: os.rename(legacy, hook))
-        plan.run(lambda: _write_atomic(hook, content), lambda: hook.unlink())
+        plan.run(lambda: write_atomic(hook, content, 0o755), lambda: hook.unlink())
         return f"{name}: installed in {folder}; the hook that was there runs first as {legacy.name}"
-    plan.run(lambda: _write_atomic(hook, content), lambda: hook.unlink())
+    plan.run(lambda: write_atomic(hook, content, 0o755), lambda: hook.unlink())
     return f"{name}: installed in {folder}"
 
 
@@ -177,7 +177,7 @@ def _uninstall_one(plan: _Plan, folder: Path, name: str) -> str:
             # rename keeps the legacy hook's bytes and mode exactly as they were
             plan.run(lambda: os.replace(legacy, hook), lambda: _restore(hook, legacy, old))
             return f"{name}: removed; the hook that was there before is back"
-        plan.run(lambda: hook.unlink(), lambda: _write_atomic(hook, old))
+        plan.run(lambda: hook.unlink(), lambda: write_atomic(hook, old, 0o755))
         return f"{name}: removed"
     if _exists(legacy):
         # Our hook was deleted by hand (as its "gitpub is gone" message suggests): finish the job.
@@ -188,23 +188,8 @@ def _uninstall_one(plan: _Plan, folder: Path, name: str) -> str:
 
 def _restore(hook: Path, legacy: Path, ours: bytes) -> None:
     os.rename(hook, legacy)
-    _write_atomic(hook, ours)
+    write_atomic(hook, ours, 0o755)
 
 
 def _exists(path: Path) -> bool:
     return os.path.lexists(path)  # a dangling symlink is still somebody's hook
-
-
-def _write_atomic(path: Path, data: bytes, mode: int = 0o755) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -17,6 +17,7 @@ from typing import Any
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitpubError, InputError
+from gitpub.files import write_atomic
 from gitpub.sanitize import sanitize
 from gitpub.states import State, check_transition
 from gitpub.store import Store, at, now, parse_time
@@ -243,16 +244,6 @@ def _append_event(
     )
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def create(
     ctx: Context,
     *,
@@ -277,7 +268,7 @@ def create(
     source_path = ctx.job_dir(job_id) / "source.txt"
     # The file first, then the row: a crash between them leaves an orphan file that gc
     # removes, never a row pointing at nothing.
-    _write_atomic(source_path, clean.encode("utf-8"))
+    write_atomic(source_path, clean.encode("utf-8"))
     stamp = now()
     try:
         with store.transaction() as conn:

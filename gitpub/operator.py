@@ -7,6 +7,7 @@ import contextlib
 from gitpub import jobs, outbox, trailers
 from gitpub.context import Context
 from gitpub.errors import GitCommandError, InputError
+from gitpub.files import write_atomic
 from gitpub.jobs import Job
 from gitpub.prepare import branch_name, discard_worktree
 from gitpub.states import OPERATOR_TRANSITIONS, State
@@ -125,7 +126,7 @@ def resume(ctx: Context, job_id: str) -> Job:
     )
     target = job.target_path
     _forget_commit(ctx, job, "continue")
-    jobs._write_atomic(jobs.resolution_path(ctx, job.job_id), text.encode("utf-8"))
+    write_atomic(jobs.resolution_path(ctx, job.job_id), text.encode("utf-8"))
     return jobs.transition(
         ctx.store,
         job,

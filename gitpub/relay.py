@@ -64,10 +64,9 @@ def deliver(ctx: Context, job: Job) -> Job:
 
 def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
     repo, pub = ctx.repo, ctx.config.publish
-    try:
-        repo.fetch(pub.remote, pub.branch)
-    except GitCommandError as exc:
-        return Result("retry", f"fetch failed: {exc.stderr.strip()[-300:]}")
+    failed = _fetch(ctx)
+    if failed:
+        return failed
     found = _confirmed(ctx, job)
     if found:
         # Already there: a previous push whose answer we never recorded. Never push twice.
@@ -104,10 +103,9 @@ def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
             jobs.record(ctx.store, job, "push", {"commit": head, "race": race})
         elif not pushed.rejected_non_ff:
             return Result("retry", f"push failed: {pushed.stderr[-300:]}")
-        try:
-            repo.fetch(pub.remote, pub.branch)
-        except GitCommandError as exc:
-            return Result("retry", f"fetch failed: {exc.stderr.strip()[-300:]}")
+        failed = _fetch(ctx)
+        if failed:
+            return failed
         found = _confirmed(ctx, job)
         if found:
             return Result("published", "confirmed by trailers", found)
@@ -115,6 +113,16 @@ def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
             return Result("retry", "push accepted but the commit is not on the remote branch")
         jobs.record(ctx.store, job, "push:rejected", {"race": race, "reason": "non-fast-forward"})
     return Result("retry", f"remote moved during {ctx.config.retry.push_races} push attempts")
+
+
+def _fetch(ctx: Context) -> Result | None:
+    """Fetch the published branch; a retry Result when the remote cannot be reached."""
+    pub = ctx.config.publish
+    try:
+        ctx.repo.fetch(pub.remote, pub.branch)
+    except GitCommandError as exc:
+        return Result("retry", f"fetch failed: {exc.stderr.strip()[-300:]}")
+    return None
 
 
 def _confirmed(ctx: Context, job: Job) -> Oid | None:

@@ -9,7 +9,6 @@ whose stamp already names them is current and costs no subsetting at all."""
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 from gitpub import crash
 from gitpub.config import Config, FontsConfig
 from gitpub.errors import GitpubError
+from gitpub.files import write_atomic
 from gitpub.fonts import charset, engine
 from gitpub.fonts.source import FontError, SourceFont, load
 from gitpub.gitrepo import Repo
@@ -124,7 +124,7 @@ def build(
         data = engine.encode(sfnt, flavor, p.fonts.quality, p.stamp(output))
         path = p.root / output
         if not path.is_file() or path.read_bytes() != data:
-            _write_atomic(path, data)
+            write_atomic(path, data)
             changed.append(output)
         # The outputs are a set: a death here leaves some written and some not. The job
         # worktree is private and the gate runs again; the live checkout is never touched.
@@ -134,16 +134,6 @@ def build(
     if progress:
         progress("done", total, total)
     return changed
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def _remove_leftovers(path: Path) -> None:

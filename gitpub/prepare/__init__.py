@@ -18,6 +18,7 @@ from typing import Any
 from gitpub import crash, jobs
 from gitpub.context import Context
 from gitpub.errors import InputError
+from gitpub.files import write_atomic
 from gitpub.jobs import Job
 from gitpub.prepare import manifest, steps
 from gitpub.prepare.frontmatter import parse, slugify
@@ -65,7 +66,7 @@ class Preparer:
         answer: dict[str, Any] = sanitize_obj(compute())
         self.beat()
         data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
-        jobs._write_atomic(path, data)
+        write_atomic(path, data)
         summary = {k: v for k, v in answer.items() if k not in ("text", "files")}
         self.job = jobs.record(
             self.ctx.store,
@@ -246,13 +247,7 @@ class Preparer:
         """Copy the written files into the immutable artifact folder and write the manifest."""
         entries = manifest.entries_for(worktree, paths)
         artifacts = self.dir / "artifacts"
-        if artifacts.exists():
-            shutil.rmtree(artifacts)
-        for e in entries:
-            dest = artifacts / e.path
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(worktree / e.path, dest)
-        jobs._write_atomic(self.dir / "manifest.json", manifest.canonical(entries))
+        manifest.save(worktree, entries, artifacts, self.dir / "manifest.json")
         digest = manifest.digest(entries)
         self.job = jobs.record(
             self.ctx.store,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitpub.files import write_atomic
 from gitpub.types import Sha256
 
 
@@ -58,3 +60,16 @@ def verify(root: Path, entries: Iterable[Entry]) -> list[str]:
         if not f.is_file() or sha256_bytes(f.read_bytes()) != e.sha256:
             bad.append(e.path)
     return bad
+
+
+def save(source: Path, entries: Iterable[Entry], folder: Path, manifest_path: Path) -> None:
+    """Copy each entry's file from `source` into a fresh `folder` and write the manifest:
+    the immutable artifact set a lost job commit can always be remade from."""
+    entries = list(entries)
+    if folder.exists():
+        shutil.rmtree(folder)
+    for e in entries:
+        dest = folder / e.path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / e.path, dest)
+    write_atomic(manifest_path, canonical(entries))
