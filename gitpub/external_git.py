@@ -15,7 +15,7 @@ from gitpub import crash, fonts, trailers
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitCommandError
-from gitpub.gitrepo import git_out, merge_base, operation_in_progress, run_git
+from gitpub.gitrepo import git_out, merge_base, operation_in_progress, run_git, unmerged_paths
 from gitpub.types import Oid
 
 WORKTREE = "external-sync"
@@ -218,7 +218,7 @@ def _replay(ctx: Context, worktree: Path, upstream: str) -> list[str] | None:
         proc = run_git(step, worktree, check=False, env={"GIT_EDITOR": "true"})
         if proc.returncode == 0:
             return None
-        unmerged = _unmerged(worktree)
+        unmerged = unmerged_paths(worktree)
         if not unmerged:
             run_git(["rebase", "--abort"], worktree, check=False)
             raise GitCommandError(
@@ -247,11 +247,6 @@ def _refresh_fonts(ctx: Context, worktree: Path) -> None:
         run_git(["add", "--", *changed], worktree)
         message = "blog: rebuild font subsets for the merged articles\n"
         run_git(["commit", "--no-verify", "--quiet", "-F", "-"], worktree, input=message.encode())
-
-
-def _unmerged(worktree: Path) -> list[str]:
-    out = run_git(["diff", "--name-only", "-z", "--diff-filter=U"], worktree).stdout
-    return sorted({p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p})
 
 
 def catch_up(ctx: Context, rebased: tuple[Oid, Oid] | None = None) -> str:

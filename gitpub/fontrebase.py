@@ -17,7 +17,7 @@ from gitpub.commit import commit_message
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitCommandError, GitpubError, InputError
-from gitpub.gitrepo import WRITER_ENV, run_git
+from gitpub.gitrepo import WRITER_ENV, run_git, unmerged_paths
 from gitpub.jobs import Job
 from gitpub.prepare import branch_name, manifest
 
@@ -29,11 +29,6 @@ _PERSON = {**_EDITOR, WRITER_ENV: ""}
 
 def _rebase(cwd: Path, args: Sequence[str]) -> bool:
     return run_git(["rebase", "--quiet", *args], cwd, check=False, env=_EDITOR).returncode == 0
-
-
-def _unmerged(cwd: Path) -> list[str]:
-    out = run_git(["diff", "--name-only", "-z", "--diff-filter=U"], cwd, check=False).stdout
-    return sorted({p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p})
 
 
 def _in_progress(cwd: Path) -> bool:
@@ -66,7 +61,7 @@ def rebase_job(
     before = ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
     if _rebase(worktree, ["--no-verify", target]):
         return _refresh_after_clean_rebase(ctx, job, worktree, target)
-    paths = _unmerged(worktree)
+    paths = unmerged_paths(worktree)
     run_git(["rebase", "--abort"], worktree, check=False)
     if not paths:
         raise GitCommandError(["git", "rebase", target], 1, "rebase failed without conflicts")
@@ -75,7 +70,7 @@ def rebase_job(
     # Redo it keeping the remote's subsets: the articles merge cleanly (only the subsets
     # conflicted), and the subsets are rebuilt from those merged articles right after.
     if not _rebase(worktree, ["--no-verify", "-X", "ours", target]):
-        again = _unmerged(worktree) or paths
+        again = unmerged_paths(worktree) or paths
         run_git(["rebase", "--abort"], worktree, check=False)
         return job, again
     try:
@@ -196,7 +191,7 @@ def rebase_live(
                 stderr = proc.stderr.decode("utf-8", "replace")
                 raise GitCommandError(["git", "rebase", upstream], proc.returncode, stderr)
         while _in_progress(root):
-            unmerged = _unmerged(root)
+            unmerged = unmerged_paths(root)
             real = [p for p in unmerged if p not in cfg.font_outputs]
             if real:
                 raise GitpubError(
@@ -213,7 +208,7 @@ def rebase_live(
                 if staged.returncode == 0:
                     step = "--skip"  # the rebuilt subsets equal upstream's: nothing to replay
             proc = run_git(["rebase", step], root, check=False, env=_PERSON)
-            if proc.returncode != 0 and not _unmerged(root):
+            if proc.returncode != 0 and not unmerged_paths(root):
                 stderr = proc.stderr.decode("utf-8", "replace")
                 raise GitCommandError(["git", "rebase", step], proc.returncode, stderr)
         left = fonts.stale(cfg, root) if cfg.fonts is not None else {}

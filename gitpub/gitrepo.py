@@ -267,6 +267,12 @@ def operation_in_progress(repo: Repo) -> bool:
     return bool(repo.pg.state() != pygit2.enums.RepositoryState.NONE)
 
 
+def unmerged_paths(cwd: Path) -> list[str]:
+    """Paths left unmerged by a stopped merge, rebase or cherry-pick in the checkout at cwd."""
+    out = run_git(["diff", "--name-only", "-z", "--diff-filter=U"], cwd, check=False).stdout
+    return sorted({p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p})
+
+
 def config_value(repo: Repo, key: str, *, path: bool = False) -> str | None:
     """One git config value as git itself resolves it (includes, global file, `~`)."""
     args = ["config", "--get", key] if not path else ["config", "--type=path", "--get", key]
