@@ -58,3 +58,21 @@ def test_status_for_people_groups_and_explains(blog: Blog) -> None:
     assert "needs a person (1):" in needs and bad[:8] in needs
     assert "code fence is never closed" in needs
     assert ok[:8] in done and "PUBLISHED" in done
+
+
+def test_contrib_agent_example_hands_over_and_the_worker_publishes(blog: Blog) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parent.parent / "contrib" / "agent_example.py"
+    out = subprocess.run(
+        [sys.executable, str(example), str(blog.root)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "answered; publication" in out and "RECEIVED" in out
+    (job,) = blog.status()
+    deadline = time.monotonic() + 60
+    while blog.job(job["job_id"])["job"]["state"] != "PUBLISHED" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert blog.job(job["job_id"])["job"]["state"] == "PUBLISHED"
+    assert blog.commits_with_job(job["job_id"]) == 1
