@@ -429,3 +429,37 @@ def test_locks_taken_out_of_order_raise(tmp_path: Path) -> None:
         pass
     with locks.hold("checkout"), pytest.raises(LockOrderError), locks.hold("checkout"):
         pass
+
+
+@pytest.mark.parametrize("point", [*POINTS[1:], "during_font_regeneration"])
+def test_crash_with_fonts_never_splits_article_and_subset(tmp_path: Path, point: str) -> None:
+    """With a [fonts] table, a job commit carries the article and its rebuilt subset together,
+    whatever instant the worker died at."""
+    from fontkit import cmap, tiny_blog
+
+    script = tmp_path / "draft.py"
+    script.write_text(DRAFT)
+    blog = tiny_blog(tmp_path, f'\n[steps]\ndraft = ["{sys.executable}", "{script}"]\n')
+    draft_log = tmp_path / "draft.log"
+    env = {"DRAFT_LOG": str(draft_log)}
+    text = article("新文章", "今天学习写字。")
+    job_id = blog.submit("k", text)
+    res = blog.blogpub("run", "--until-idle", env={**env, "GITPUB_CRASH_AT": point})
+    assert res.returncode == 137, res.stderr
+    blog.ok("run", "--until-idle", env=env)
+
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "PUBLISHED"
+    assert blog.commits_with_job(job_id) == 1
+    files = blog.remote_git(
+        "-c", "core.quotePath=false", "show", "--name-only", "--format=", job["remote_commit"]
+    ).split()
+    assert sorted(files) == sorted([job["target_path"], "public/fonts/blog.woff2"])
+    font = subprocess.run(
+        ["git", "show", f"{job['remote_commit']}:public/fonts/blog.woff2"],
+        cwd=blog.remote,
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert {ord(c) for c in "今天学习写字新文章"} <= cmap(font)
+    assert drafts(draft_log) == Counter({job_id: 1})
