@@ -42,21 +42,6 @@ def settle_publish(conn: sqlite3.Connection, job_id: str, status: str) -> None:
     )
 
 
-def enqueue_external(store: Store, payload: Mapping[str, Any]) -> str:
-    """Register an external_sync event; the same payload always maps to the same event id."""
-    return register_external(store, payload)[0]
-
-
-def pending(store: Store, kind: str) -> list[sqlite3.Row]:
-    return list(
-        store.conn.execute(
-            "SELECT * FROM blog_publication_outbox WHERE kind = ? AND status = 'pending'"
-            " AND next_attempt_at <= ? ORDER BY created_at",
-            (kind, now()),
-        )
-    )
-
-
 # ------------------------------------------------------------------ external_sync rows
 
 PENDING = "pending"

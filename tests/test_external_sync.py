@@ -143,6 +143,7 @@ def test_a_conflicting_hand_edit_waits_for_a_person(blog: Blog) -> None:
     assert HELLO in res.stderr
     assert blog.remote_log() == remote_before  # nothing forced
     assert [s for _, s, _ in outbox_rows(blog)] == ["conflict"]
+    assert "hand edits: 0 waiting for delivery, 1 in conflict" in blog.ok("status").stdout
     # The edit is safe in a local commit, and the checkout is untouched otherwise.
     assert (
         b"differently"

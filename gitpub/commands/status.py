@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from gitpub import jobs
+from gitpub import jobs, outbox
 from gitpub.commands.output import emit_json, say
 from gitpub.context import Context, open_context
 from gitpub.errors import InputError
@@ -48,6 +48,15 @@ def _no_store_yet(path: Path) -> bool:
     return not (Repo.discover(path).state_dir / "state.sqlite3").exists()
 
 
+def _hand_edits(ctx: Context) -> None:
+    """One line on external_sync, when it has something open: edits that belong to no job."""
+    waiting = len(outbox.external_events(ctx.store, outbox.PENDING))
+    stuck = len(outbox.external_events(ctx.store, outbox.CONFLICT))
+    if waiting or stuck:
+        extra = f", {stuck} in conflict (`git blogpub sweep` names the paths)" if stuck else ""
+        say(f"hand edits: {waiting} waiting for delivery{extra}")
+
+
 def main(path: Path, *, as_json: bool, state: str | None) -> None:
     wanted = _state(state)
     if _no_store_yet(path):
@@ -68,6 +77,7 @@ def main(path: Path, *, as_json: bool, state: str | None) -> None:
         )
         if not rows:
             say("no jobs")
+        _hand_edits(ctx)
         for title, members in groups:
             if not members:
                 continue
