@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import socket
 import sqlite3
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +18,7 @@ from gitpub.errors import GitpubError, InputError
 from gitpub.files import write_atomic
 from gitpub.sanitize import sanitize
 from gitpub.states import State, check_transition
-from gitpub.store import Store, at, now, parse_time
+from gitpub.store import Store, now
 from gitpub.types import JobId, Sha256
 
 
@@ -428,155 +426,3 @@ def transition_all(
             _apply(conn, move.job, move.to, move.step, move.detail, move.values)
         if also is not None:
             also(conn)
-
-
-# ------------------------------------------------------------------------------ leases
-
-
-def lease_holder_dead(owner: str | None) -> bool:
-    """True when the lease owner ("host:pid") is a process of this host that no longer runs.
-
-    A crashed worker cannot release its lease; waiting out the whole lease after a restart
-    would stall recovery for nothing. Only a provably dead local owner is overridden: a pid
-    that was reused merely makes us wait for the expiry, the safe direction."""
-    if not owner or ":" not in owner:
-        return False
-    host, _, pid_text = owner.rpartition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def claim(store: Store, job_id: str, owner: str, seconds: float) -> Job | None:
-    """Take the job's lease in one atomic UPDATE; None when someone else holds it.
-
-    Losing this race is normal concurrency, not an error: the caller moves on."""
-    token = uuid.uuid4().hex
-    stamp = now()
-    current = get(store, job_id)
-    dead_token = current.lease_token if current and lease_holder_dead(current.lease_owner) else None
-    with store.transaction() as conn:
-        got = conn.execute(
-            "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
-            " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?"
-            " OR lease_token = ?)",
-            (sanitize(owner), token, at(parse_time(stamp) + seconds), job_id, stamp, dead_token),
-        ).rowcount
-    if got != 1:
-        return None
-    return get(store, job_id)
-
-
-def claim_many(store: Store, job_ids: Sequence[str], owner: str, seconds: float) -> list[Job]:
-    """`claim` for many jobs in one transaction; returns the ones this call now holds."""
-    stamp = now()
-    expires = at(parse_time(stamp) + seconds)
-    tokens: dict[str, str] = {}
-    with store.transaction() as conn:
-        for job_id in job_ids:
-            row = conn.execute(
-                "SELECT lease_owner, lease_token FROM blog_publication WHERE job_id = ?", (job_id,)
-            ).fetchone()
-            dead = row["lease_token"] if row and lease_holder_dead(row["lease_owner"]) else None
-            token = uuid.uuid4().hex
-            got = conn.execute(
-                "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
-                " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?"
-                " OR lease_token = ?)",
-                (sanitize(owner), token, expires, job_id, stamp, dead),
-            ).rowcount
-            if got == 1:
-                tokens[job_id] = token
-    held = [get(store, job_id) for job_id in tokens]
-    return [j for j in held if j is not None and j.lease_token == tokens[j.job_id]]
-
-
-def release_many(store: Store, held: Sequence[Job]) -> None:
-    if not held:
-        return
-    with store.transaction() as conn:
-        conn.executemany(
-            "UPDATE blog_publication SET lease_owner = NULL, lease_token = NULL,"
-            " lease_expires_at = NULL WHERE job_id = ? AND lease_token = ?",
-            [(j.job_id, j.lease_token) for j in held],
-        )
-
-
-def renew(store: Store, job: Job, seconds: float) -> Job:
-    """Extend the lease; LeaseLost when it was taken meanwhile."""
-    with store.transaction() as conn:
-        got = conn.execute(
-            "UPDATE blog_publication SET lease_expires_at = ? WHERE job_id = ? AND lease_token = ?",
-            (at(parse_time(now()) + seconds), job.job_id, job.lease_token),
-        ).rowcount
-    if got != 1:
-        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")
-    fresh = get(store, job.job_id)
-    assert fresh is not None
-    return fresh
-
-
-def release(store: Store, job: Job) -> None:
-    with store.transaction() as conn:
-        conn.execute(
-            "UPDATE blog_publication SET lease_owner = NULL, lease_token = NULL,"
-            " lease_expires_at = NULL WHERE job_id = ? AND lease_token = ?",
-            (job.job_id, job.lease_token),
-        )
-
-
-# ------------------------------------------------------------------------ topic cursor
-
-
-def topic_close(ctx: Context, session: str, source: str) -> tuple[Job, bool]:
-    """Close a topic session: one job per close revision, however often the close repeats.
-
-    The revision bump and the job insert are one transaction, so a crash can never leave a
-    closed revision without its job (or a job without its revision)."""
-    store = ctx.store
-    session = sanitize(session)
-    row = store.conn.execute(
-        "SELECT close_revision, is_open FROM topic_publication_cursor WHERE session_id = ?",
-        (session,),
-    ).fetchone()
-    previous = row["close_revision"] if row else 0
-    bump = row is None or bool(row["is_open"])
-    revision = previous + 1 if bump else previous
-    key = f"topic:{session}:{revision}"
-    existing = by_key(store, key)
-    if existing:
-        return existing, False
-
-    def bump_cursor(conn: sqlite3.Connection, job_id: str) -> None:
-        if not bump:
-            return
-        moved = conn.execute(
-            "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
-            " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
-            " close_revision = excluded.close_revision, is_open = 0"
-            " WHERE close_revision = ?",
-            (session, revision, previous),
-        ).rowcount
-        if moved != 1:
-            raise GitpubError(f"topic {session}: closed concurrently; close it again")
-
-    return create(ctx, key=key, source=source, kind="topic", topic=session, conn_hook=bump_cursor)
-
-
-def topic_reopen(store: Store, session: str) -> None:
-    session = sanitize(session)
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
-            " VALUES (?, 0, 1) ON CONFLICT (session_id) DO UPDATE SET is_open = 1",
-            (session,),
-        )

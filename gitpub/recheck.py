@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from gitpub import jobs
+from gitpub import leases
 from gitpub.context import Context
 from gitpub.jobs import Job
 from gitpub.prepare import manifest, steps
@@ -71,7 +71,7 @@ def judge(ctx: Context, job: Job, delta: Delta, candidate: str) -> dict[str, obj
     holder = [job]
 
     def beat() -> None:
-        holder[0] = jobs.renew(ctx.store, holder[0], lease)
+        holder[0] = leases.renew(ctx.store, holder[0], lease)
 
     answer = steps.call(
         "recheck",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import replace
 
-from gitpub import jobs, trailers
+from gitpub import jobs, leases, trailers
 from gitpub.commit import ArtifactsDamaged, verified_artifacts
 from gitpub.context import Context
 from gitpub.jobs import Job
@@ -67,7 +67,7 @@ def settle_interrupted_commits(ctx: Context, owner: str) -> list[str]:
         "SELECT job_id FROM blog_publication WHERE state IN ('LOCAL_COMMITTING', 'RECOVERING')"
     ).fetchall()
     moves: list[jobs.Move] = []
-    claimed = jobs.claim_many(store, [r[0] for r in rows], owner, lease)
+    claimed = leases.claim_many(store, [r[0] for r in rows], owner, lease)
     for job in claimed:
         oid = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
         if oid is None:
@@ -96,5 +96,5 @@ def settle_interrupted_commits(ctx: Context, owner: str) -> list[str]:
 
     if moves:
         jobs.transition_all(store, moves, also=enqueue)
-    jobs.release_many(store, [j for j in claimed if j.job_id not in settled])
+    leases.release_many(store, [j for j in claimed if j.job_id not in settled])
     return settled

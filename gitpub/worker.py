@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 
-from gitpub import jobs, prepare, reconcile, relay
+from gitpub import jobs, leases, prepare, reconcile, relay
 from gitpub.commit import ArtifactsDamaged, commit_job
 from gitpub.context import Context
 from gitpub.errors import GitpubError
@@ -55,24 +55,24 @@ def due_job_ids(ctx: Context, only: tuple[str, ...] = ()) -> list[str]:
         f" ORDER BY created_at, job_id",
         (stamp, *[s.value for s in ACTIVE]),
     )
-    ids += [r[0] for r in held if jobs.lease_holder_dead(r[1])]
+    ids += [r[0] for r in held if leases.lease_holder_dead(r[1])]
     return [i for i in ids if not only or i in only]
 
 
 def advance(ctx: Context, job_id: str, owner: str, deliver: bool = True) -> Job | None:
     """Claim the job and move it as far as it goes now. None when another worker has it."""
     lease = ctx.config.retry.lease_seconds
-    job = jobs.claim(ctx.store, job_id, owner, lease)
+    job = leases.claim(ctx.store, job_id, owner, lease)
     if job is None:
         return None  # lost the claim race: normal concurrency, not an error
     try:
-        return _drive(ctx, job, lambda j: jobs.renew(ctx.store, j, lease), deliver)
+        return _drive(ctx, job, lambda j: leases.renew(ctx.store, j, lease), deliver)
     except LeaseLost:
         return None  # our lease was taken: stop here, without side effects
     finally:
         current = jobs.get(ctx.store, job_id)
         if current is not None and current.lease_token == job.lease_token:
-            jobs.release(ctx.store, current)
+            leases.release(ctx.store, current)
 
 
 def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job], deliver: bool = True) -> Job:

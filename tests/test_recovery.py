@@ -397,23 +397,23 @@ def test_budget_exhaustion_then_probe_publishes_without_new_draft(tmp_path: Path
 
 
 def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> None:
-    from gitpub import jobs
+    from gitpub import jobs, leases
     from gitpub.context import open_context
     from gitpub.jobs import LeaseLost
     from gitpub.states import State
 
     job_id = blog.submit("k", article("Leased", "Two workers, one job."))
     with open_context(blog.root) as ctx:
-        mine = jobs.claim(ctx.store, job_id, "worker-a", 0.05)
+        mine = leases.claim(ctx.store, job_id, "worker-a", 0.05)
         assert mine is not None
-        assert jobs.claim(ctx.store, job_id, "worker-b", 60) is None  # lost race: a no-op
+        assert leases.claim(ctx.store, job_id, "worker-b", 60) is None  # lost race: a no-op
         time.sleep(0.1)  # worker-a stalls past its lease
-        theirs = jobs.claim(ctx.store, job_id, "worker-b", 60)
+        theirs = leases.claim(ctx.store, job_id, "worker-b", 60)
         assert theirs is not None
         with pytest.raises(LeaseLost):
             jobs.transition(ctx.store, mine, State.PREPARING, "prepare:start")
         with pytest.raises(LeaseLost):
-            jobs.renew(ctx.store, mine, 60)
+            leases.renew(ctx.store, mine, 60)
         assert jobs.require(ctx.store, job_id).state is State.RECEIVED
         assert [e["step"] for e in jobs.events(ctx.store, job_id)] == ["submit"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gitpub import crash, jobs
+from gitpub import crash, jobs, topics
 from gitpub.commands.output import emit_json, say
 from gitpub.config import Config
 from gitpub.context import Context, open_context
@@ -67,11 +67,11 @@ def main(
 def topic_close(path: Path, *, session: str, source: str, as_json: bool) -> None:
     with open_context(path) as ctx:
         text = read_source(ctx.config, source)
-        job, created = jobs.topic_close(ctx, session, text)
+        job, created = topics.topic_close(ctx, session, text)
         _report(job, created, as_json)
 
 
 def topic_reopen(path: Path, *, session: str) -> None:
     with open_context(path) as ctx:
-        jobs.topic_reopen(ctx.store, session)
+        topics.topic_reopen(ctx.store, session)
         say(f"topic {session} reopened")

@@ -9,7 +9,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 
-from gitpub import gc, jobs, trailers, worker
+from gitpub import gc, leases, trailers, worker
 from gitpub.config import Config
 from gitpub.doctor import holders
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Report, some
@@ -155,7 +155,7 @@ def check_leases(report: Report, known: dict[str, sqlite3.Row]) -> None:
         if not row["lease_token"] or State(row["state"]) not in _DRIVEN:
             continue
         job = f"job {job_id} ({row['state']})"
-        if jobs.lease_holder_dead(owner):
+        if leases.lease_holder_dead(owner):
             report.add(
                 "leases",
                 PROBLEM,

@@ -1,0 +1,56 @@
+"""The topic cursor: one job per close of a topic session, however often a close repeats."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from gitpub.context import Context
+from gitpub.errors import GitpubError
+from gitpub.jobs import Job, by_key, create
+from gitpub.sanitize import sanitize
+from gitpub.store import Store
+
+
+def topic_close(ctx: Context, session: str, source: str) -> tuple[Job, bool]:
+    """Close a topic session: one job per close revision, however often the close repeats.
+
+    The revision bump and the job insert are one transaction, so a crash can never leave a
+    closed revision without its job (or a job without its revision)."""
+    store = ctx.store
+    session = sanitize(session)
+    row = store.conn.execute(
+        "SELECT close_revision, is_open FROM topic_publication_cursor WHERE session_id = ?",
+        (session,),
+    ).fetchone()
+    previous = row["close_revision"] if row else 0
+    bump = row is None or bool(row["is_open"])
+    revision = previous + 1 if bump else previous
+    key = f"topic:{session}:{revision}"
+    existing = by_key(store, key)
+    if existing:
+        return existing, False
+
+    def bump_cursor(conn: sqlite3.Connection, job_id: str) -> None:
+        if not bump:
+            return
+        moved = conn.execute(
+            "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
+            " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
+            " close_revision = excluded.close_revision, is_open = 0"
+            " WHERE close_revision = ?",
+            (session, revision, previous),
+        ).rowcount
+        if moved != 1:
+            raise GitpubError(f"topic {session}: closed concurrently; close it again")
+
+    return create(ctx, key=key, source=source, kind="topic", topic=session, conn_hook=bump_cursor)
+
+
+def topic_reopen(store: Store, session: str) -> None:
+    session = sanitize(session)
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
+            " VALUES (?, 0, 1) ON CONFLICT (session_id) DO UPDATE SET is_open = 1",
+            (session,),
+        )
