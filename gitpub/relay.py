@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitpub import crash, fontrebase, jobs, outbox, recheck, trailers
+from gitpub import crash, fontrebase, jobs, leases, outbox, recheck, trailers
 from gitpub.commit import make_commit, target_unchanged
 from gitpub.context import Context
 from gitpub.errors import GitCommandError
@@ -73,6 +73,9 @@ def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
         return Result("published", "found on remote before pushing", found)
     worktree = _worktree_at_job_commit(ctx, job)
     for race in range(ctx.config.retry.push_races):
+        # A checkpoint before every push: network rounds can be slow, and a worker whose
+        # lease was taken meanwhile must stop here rather than push.
+        job = leases.renew(ctx.store, job, ctx.config.retry.lease_seconds)
         tip = repo.resolve(ctx.tracking_ref)
         if tip is None:
             return Result("retry", f"remote branch {pub.branch!r} does not exist")
