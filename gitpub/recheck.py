@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from gitpub import leases
 from gitpub.context import Context
@@ -60,6 +61,12 @@ def pending(ctx: Context, job: Job, tip: Oid) -> Delta | None:
     return Delta(tip, fp, texts)
 
 
+def spool_dir(ctx: Context, job: Job, delta: Delta) -> Path:
+    """Where the judge's answer for this remote tip is spooled: a worker that dies while the
+    judge runs leaves it to be adopted, like a prepare step, instead of asked again."""
+    return ctx.job_dir(job.job_id) / "steps" / f"recheck-{delta.tip[:16]}.run"
+
+
 def judge(ctx: Context, job: Job, delta: Delta, candidate: str) -> dict[str, object]:
     """Ask the recheck judge; strictly SKIP or KEEP, anything else raises StepFailed."""
     request = {
@@ -81,6 +88,7 @@ def judge(ctx: Context, job: Job, delta: Delta, candidate: str) -> dict[str, obj
         cwd=ctx.repo.root,
         heartbeat=beat,
         beat_every=lease / 8,
+        spool=spool_dir(ctx, job, delta),
     )
     steps.check_judge(answer, "recheck")
     return answer

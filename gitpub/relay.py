@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,6 +177,13 @@ def _recheck(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
 
 
 def _judge_delta(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
+    job = _decide_delta(ctx, job, delta)
+    # The decision is recorded: its spooled answer has nothing left to be adopted for.
+    shutil.rmtree(recheck.spool_dir(ctx, job, delta), ignore_errors=True)
+    return job
+
+
+def _decide_delta(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
     store = ctx.store
     candidate = (ctx.state_dir / (job.artifact_dir or "") / (job.target_path or "")).read_text(
         "utf-8"

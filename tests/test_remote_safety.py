@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +23,7 @@ calls = sum(1 for _ in open(log))
 hook = os.environ.get("JUDGE_FIRST_CALL_RUNS")
 if hook and calls == 1:
     subprocess.run(hook, shell=True, check=True)
+time.sleep(float(os.environ.get("JUDGE_SLEEP", "0")))
 mode = os.environ.get("JUDGE_ANSWER", "KEEP")
 if mode == "exit":
     sys.exit(3)
@@ -366,3 +371,24 @@ def test_draft_answers_outside_the_contract_are_review(
     shown = blog.job(job_id)
     assert shown["job"]["state"] == "REVIEW"
     assert needle in shown["events"][-1]["detail"]["reason"]
+
+
+def test_worker_killed_during_the_recheck_adopts_the_judge_answer(blog: Blog) -> None:
+    log = _with_recheck(blog)
+    other = blog.clone("other")
+    env = {"JUDGE_LOG": str(log)}
+    job_id = _committed_not_pushed(blog, "b", article("Mine", "A careful article."), env)
+    _push_by_hand(other, "content/posts/theirs.mdx", article("Theirs", "Another one."), "theirs")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--until-idle"],
+        env={**os.environ, **env, "JUDGE_SLEEP": "1.5"},
+    )
+    deadline = time.monotonic() + 30
+    while not log.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)  # mid-judgement; the judge runs on to its answer
+    proc.wait()
+    assert blog.job(job_id)["job"]["state"] == "RECHECK_CANDIDATES"
+    blog.ok("run", "--until-idle", env=env)
+    assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
+    assert len(_requests(log)) == 1  # adopted, not asked twice
