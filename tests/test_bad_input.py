@@ -21,6 +21,7 @@ def _state_files(blog: Blog) -> set[str]:
 
 
 def _expect_failure(blog: Blog, args: list[str], needle: str, stdin: str | None = None) -> None:
+    existed = (blog.root / ".git" / "blogpub").exists()
     before = _state_files(blog)
     res = blog.blogpub(*args, input=stdin)
     assert res.returncode == 1, res
@@ -29,6 +30,8 @@ def _expect_failure(blog: Blog, args: list[str], needle: str, stdin: str | None 
     assert needle in lines[0]
     assert "Traceback" not in res.stderr
     assert _state_files(blog) == before
+    if not existed:  # refused before the store was opened: not even an empty database
+        assert not (blog.root / ".git" / "blogpub").exists()
     if (blog.root / ".git" / "blogpub" / "state.sqlite3").exists():
         assert blog.status() == []
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gitpub import crash, jobs, topics
+from gitpub import config, crash, jobs, topics
 from gitpub.commands.output import emit_json, say
 from gitpub.config import Config
 from gitpub.context import Context, open_context
 from gitpub.errors import InputError
+from gitpub.gitrepo import Repo
 from gitpub.jobs import Job
 
 
@@ -58,17 +59,28 @@ def _report(job: Job, created: bool, as_json: bool) -> None:
 def main(
     path: Path, *, key: str, source: str, target: str | None, topic: str | None, as_json: bool
 ) -> None:
+    text = _checked_source(path, source, target)
     with open_context(path) as ctx:
-        text = read_source(ctx.config, source)
         job, created = submit(ctx, key=key, text=text, target=target, topic=topic)
         _report(job, created, as_json)
 
 
 def topic_close(path: Path, *, session: str, source: str, as_json: bool) -> None:
+    text = _checked_source(path, source, None)
     with open_context(path) as ctx:
-        text = read_source(ctx.config, source)
         job, created = topics.topic_close(ctx, session, text)
         _report(job, created, as_json)
+
+
+def _checked_source(path: Path, source: str, target: str | None) -> str:
+    """Reject bad input before the store is opened: a refused submit leaves no trace, not
+    even an empty job database."""
+    repo = Repo.discover(path)
+    cfg = config.load(repo.root)
+    text = read_source(cfg, source)
+    if target is not None:
+        jobs.check_target(cfg, repo.root, target)
+    return text
 
 
 def topic_reopen(path: Path, *, session: str) -> None:
