@@ -110,7 +110,5 @@ def make_commit(ctx: Context, job: Job) -> Oid:
         oid = ctx.repo.resolve(f"refs/heads/{branch}")
         assert oid is not None
         crash.point("after_local_commit_before_db")
-        ctx.repo.update_ref(
-            trailers.job_ref(job.job_id), oid, None, f"gitpub: commit job {job.job_id}"
-        )
+        trailers.point_job_ref(ctx.repo, job.job_id, oid, "commit")
     return oid

@@ -24,10 +24,7 @@ def recover_local_commit(ctx: Context, job: Job) -> Job:
         job = jobs.transition(ctx.store, job, State.RECOVERING, "recover:start")
     oid = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
     if oid is not None:
-        if ctx.repo.resolve(trailers.job_ref(job.job_id)) != oid:
-            ctx.repo.update_ref(
-                trailers.job_ref(job.job_id), oid, None, f"gitpub: recover job {job.job_id}"
-            )
+        trailers.point_job_ref(ctx.repo, job.job_id, oid, "recover")
         return jobs.transition(
             ctx.store,
             job,
@@ -72,10 +69,7 @@ def settle_interrupted_commits(ctx: Context, owner: str) -> list[str]:
         oid = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
         if oid is None:
             continue
-        if ctx.repo.resolve(trailers.job_ref(job.job_id)) != oid:
-            ctx.repo.update_ref(
-                trailers.job_ref(job.job_id), oid, None, f"gitpub: recover job {job.job_id}"
-            )
+        trailers.point_job_ref(ctx.repo, job.job_id, oid, "recover")
         if job.state is State.LOCAL_COMMITTING:
             moves.append(jobs.Move(job, State.RECOVERING, "recover:start"))
             job = replace(job, state=State.RECOVERING)

@@ -138,9 +138,7 @@ def _confirmed(ctx: Context, job: Job) -> Oid | None:
 def _record_local(ctx: Context, job: Job, head: Oid) -> Job:
     if head == job.local_commit:
         return job
-    ctx.repo.update_ref(
-        trailers.job_ref(job.job_id), head, None, f"gitpub: rebase job {job.job_id}"
-    )
+    trailers.point_job_ref(ctx.repo, job.job_id, head, "rebase")
     return jobs.record(ctx.store, job, "rebase", {"commit": head}, local_commit=head)
 
 
@@ -154,14 +152,11 @@ def _worktree_at_job_commit(ctx: Context, job: Job) -> Path:
     path = ensure_worktree(ctx, job, start)
     run_git(["rebase", "--abort"], path, check=False)  # a rebase a crash interrupted
     head = ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
-    keep = head if head and _is_job_commit(ctx, job, head) else start
+    keep = start
+    if head is not None and trailers.carries(ctx.repo, head, job.job_id, job.artifact_sha256):
+        keep = head  # a rebase that finished before the crash: keep its work
     run_git(["reset", "--hard", "--quiet", keep], path)
     return path
-
-
-def _is_job_commit(ctx: Context, job: Job, oid: str) -> bool:
-    t = ctx.repo.trailers(oid)
-    return t.get(trailers.JOB_ID) == job.job_id and t.get(trailers.MANIFEST) == job.artifact_sha256
 
 
 def _recheck(ctx: Context, job: Job, delta: recheck.Delta) -> Job:

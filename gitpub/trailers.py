@@ -54,14 +54,22 @@ def find_local(repo: Repo, job_id: str, manifest: str | None = None) -> Oid | No
 
     With `manifest`, only a commit carrying that manifest trailer too counts."""
     direct = repo.resolve(job_ref(job_id))
-    if direct is not None and _matches(repo, direct, job_id, manifest):
+    if direct is not None and carries(repo, direct, job_id, manifest):
         return direct
     return grep_local(repo, job_id, manifest)
 
 
-def _matches(repo: Repo, oid: str, job_id: str, manifest: str | None) -> bool:
+def carries(repo: Repo, oid: str, job_id: str, manifest: str | None = None) -> bool:
+    """Whether commit `oid` is the job's: its job-id trailer, and the manifest one if given."""
     t = repo.trailers(oid)
     return t.get(JOB_ID) == job_id and (manifest is None or t.get(MANIFEST) == manifest)
+
+
+def point_job_ref(repo: Repo, job_id: str, oid: str, why: str) -> None:
+    """Point `refs/blog-jobs/<id>` at the job's commit, the O(1) recovery index (no-op when
+    it already does)."""
+    if repo.resolve(job_ref(job_id)) != oid:
+        repo.update_ref(job_ref(job_id), oid, None, f"gitpub: {why} job {job_id}")
 
 
 _HEX = re.compile(r"^[0-9a-f]{40,64}$")
@@ -85,6 +93,6 @@ def grep_local(repo: Repo, job_id: str, manifest: str | None = None) -> Oid | No
     )
     for line in out.splitlines():
         oid = line.strip()
-        if _HEX.match(oid) and _matches(repo, oid, job_id, manifest):
+        if _HEX.match(oid) and carries(repo, oid, job_id, manifest):
             return Oid(oid)
     return None

@@ -14,7 +14,7 @@ from gitpub.context import Context
 from gitpub.errors import GitpubError
 from gitpub.jobs import Job, LeaseLost
 from gitpub.sanitize import sanitize
-from gitpub.states import State
+from gitpub.states import TERMINAL, State
 from gitpub.store import now
 
 ACTIVE = (
@@ -114,7 +114,7 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job], deliver: bool = 
                 return job  # waits for its time (or its probe); KEEP loops back to deliver
         else:
             return job
-        if job.state in (State.PUBLISHED, State.SKIPPED, State.REVIEW, State.CONFLICT):
+        if job.state in TERMINAL:
             return job
 
 
@@ -141,14 +141,15 @@ def run_until_idle(
         for job_id in ids:
             try:
                 job = advance(ctx, job_id, owner, deliver)
-            except GitpubError as exc:
-                # One job's trouble (a git command that failed, say) must not stop the
+            except Exception as exc:
+                # One job's trouble (a git command that failed, or a bug) must not stop the
                 # others; the job keeps its state and is tried again on the next pass.
-                _note_error(ctx, job_id, exc.message)
-                seen_unmoved.add(job_id)
-                continue
-            except Exception as exc:  # a bug met by one job: record it, keep serving the rest
-                _note_error(ctx, job_id, f"internal error: {type(exc).__name__}: {exc}")
+                message = (
+                    exc.message
+                    if isinstance(exc, GitpubError)
+                    else f"internal error: {type(exc).__name__}: {exc}"
+                )
+                _note_error(ctx, job_id, message)
                 seen_unmoved.add(job_id)
                 continue
             if job is None or job.state in ACTIVE:

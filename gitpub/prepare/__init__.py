@@ -67,14 +67,12 @@ class Preparer:
         self.beat()
         data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
         write_atomic(path, data)
+        digest = manifest.sha256_bytes(data)
         summary = {k: v for k, v in answer.items() if k not in ("text", "files")}
         self.job = jobs.record(
-            self.ctx.store,
-            self.job,
-            f"step:{name}",
-            {"sha256": manifest.sha256_bytes(data), **summary},
+            self.ctx.store, self.job, f"step:{name}", {"sha256": digest, **summary}
         )
-        self.done[name] = {"sha256": manifest.sha256_bytes(data)}
+        self.done[name] = {"sha256": digest}
         shutil.rmtree(self._spool(name), ignore_errors=True)  # recorded: nothing to adopt
         return answer
 
@@ -111,7 +109,8 @@ class Preparer:
         draft = self.checkpoint("draft", lambda: self.draft(source))
         crash.point("after_draft")
         resolved = jobs.resolution_path(self.ctx, self.job.job_id)
-        if resolved.is_file() and self.job.target_path:
+        by_operator = resolved.is_file() and self.job.target_path is not None
+        if by_operator:
             # An operator fixed this article by hand (`resolve --continue`): their text, their
             # path, and no judge — the person has decided. The gates still run.
             draft = {"text": resolved.read_text("utf-8"), "path": self.job.target_path}
@@ -122,7 +121,7 @@ class Preparer:
 
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
         articles = {p: b for p, b in existing.items() if p.endswith(cfg.publish.suffixes)}
-        if resolved.is_file():
+        if by_operator:
             kind = "UPDATE" if path in articles else "NEW"
             verdict = {"decision": kind, "target": path, "reason": "resolved by an operator"}
         else:
