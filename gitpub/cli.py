@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -253,6 +254,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as exc:
+        # The filesystem refused (a full disk, a read-only mount): its words, one line.
+        where = f": {exc.filename}" if exc.filename else ""
+        click.echo(f"git blogpub: {sanitize(str(exc.strerror or exc))}{sanitize(where)}", err=True)
+        sys.exit(1)
+    except sqlite3.Error as exc:
+        click.echo(f"git blogpub: job database: {sanitize(str(exc))}", err=True)
+        sys.exit(1)
     except Exception as exc:  # a bug: still one line, unless asked for the traceback
         if os.environ.get("GITPUB_DEBUG"):
             raise

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,7 +77,10 @@ class Repo:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.pg = pygit2.Repository(str(root))
+        try:
+            self.pg = pygit2.Repository(str(root))
+        except pygit2.GitError as exc:
+            raise NotARepository(_unusable(root, exc)) from None
         self.common_dir = Path(self.pg.path).resolve()
         # A linked worktree's .git points at worktrees/<name>; the common dir is the parent's.
         commondir_file = self.common_dir / "commondir"
@@ -93,7 +95,10 @@ class Repo:
             found = None
         if not found:
             raise NotARepository(f"{start}: not inside a git repository")
-        repo = pygit2.Repository(found)
+        try:
+            repo = pygit2.Repository(found)
+        except pygit2.GitError as exc:
+            raise NotARepository(_unusable(Path(found), exc)) from None
         if repo.is_bare or repo.workdir is None:
             raise NotARepository(f"{start}: a bare repository has no checkout to publish from")
         return cls(Path(repo.workdir).resolve())
@@ -148,8 +153,23 @@ class Repo:
             entry = self.commit(commit).tree[path]
         except (KeyError, ValueError):
             return None
-        obj = self.pg[entry.id]
-        return obj.data if isinstance(obj, pygit2.Blob) else None
+        if entry.type_str != "blob":
+            return None
+        return self.blobs([str(entry.id)])[str(entry.id)]
+
+    def blobs(self, oids: Iterable[str]) -> dict[str, bytes]:
+        """Blob contents by id. Those pygit2 cannot see — a partial clone fetches blobs only
+        when asked — are read through git, which fetches them from the promisor remote."""
+        out: dict[str, bytes] = {}
+        absent = []
+        for oid in oids:
+            try:
+                out[oid] = self.pg[oid].peel(pygit2.Blob).data
+            except (KeyError, ValueError, pygit2.GitError):
+                absent.append(oid)
+        if absent:
+            out.update(_cat_blobs(self.root, absent))
+        return out
 
     def files_under(self, commit: str, folders: Sequence[str]) -> dict[str, bytes]:
         """Every blob below the given folders at commit, by repository-relative path."""
@@ -165,14 +185,19 @@ class Repo:
         return out
 
     def _collect(self, tree: pygit2.Tree, prefix: str, out: dict[str, bytes]) -> None:
+        found: dict[str, str] = {}
+        self._walk_tree(tree, prefix, found)
+        data = self.blobs(found.values())
+        out.update({path: data[oid] for path, oid in found.items()})
+
+    def _walk_tree(self, tree: pygit2.Tree, prefix: str, found: dict[str, str]) -> None:
         for entry in tree:
             name = str(entry.name)
             path = f"{prefix}/{name}" if prefix else name
-            obj = self.pg[entry.id]
-            if isinstance(obj, pygit2.Tree):
-                self._collect(obj, path, out)
-            elif isinstance(obj, pygit2.Blob):
-                out[path] = obj.data
+            if entry.type_str == "tree":
+                self._walk_tree(self.pg[entry.id].peel(pygit2.Tree), path, found)
+            elif entry.type_str == "blob":
+                found[path] = str(entry.id)
 
     def changed_paths(self, old: str, new: str) -> list[str]:
         diff = self.commit(old).tree.diff_to_tree(self.commit(new).tree)
@@ -223,30 +248,39 @@ class Repo:
         )
         return PushResult(proc.returncode == 0, rejected, out.strip())
 
-    def worktree_add(self, path: Path, branch: str, base: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        run_git(["worktree", "add", "--quiet", "-B", branch, str(path), base], self.root)
-
-    def worktree_remove(self, path: Path, branch: str | None = None) -> None:
-        """Remove one worktree, even one whose folder is already gone.
-
-        Only this worktree's registration is dropped: a repository-wide `git worktree prune`
-        would also forget a person's worktrees whose folders are merely out of reach."""
-        if path.exists():
-            run_git(["worktree", "remove", "--force", "--force", str(path)], self.root, check=False)
-        admin = self.common_dir / "worktrees"
-        if admin.is_dir():
-            target = str(path.resolve() / ".git")
-            for entry in admin.iterdir():
-                gitdir = entry / "gitdir"
-                with contextlib.suppress(OSError):
-                    if gitdir.read_text().strip() == target:
-                        shutil.rmtree(entry, ignore_errors=True)
-        if branch and self.resolve(f"refs/heads/{branch}"):
-            run_git(["branch", "-D", "--quiet", branch], self.root, check=False)
-
     def is_clean(self, cwd: Path | None = None) -> bool:
         return git_out(["status", "--porcelain", "--untracked-files=no"], cwd or self.root) == ""
+
+
+def _unusable(where: Path, exc: Exception) -> str:
+    """Why pygit2 cannot open a repository, in one line a person can act on."""
+    proc = subprocess.run(
+        ["git", "rev-parse", "--show-object-format"],
+        cwd=where if where.is_dir() else where.parent,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+    if proc.stdout.decode().strip() == "sha256":
+        return (
+            f"{where}: a SHA-256 repository (extensions.objectformat = sha256); "
+            "gitpub serves SHA-1 repositories only"
+        )
+    return f"{where}: cannot open the repository: {exc}"
+
+
+def _cat_blobs(root: Path, oids: Sequence[str]) -> dict[str, bytes]:
+    proc = run_git(["cat-file", "--batch"], root, input=("\n".join(oids) + "\n").encode())
+    out, data, pos = {}, proc.stdout, 0
+    for oid in oids:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].decode().split()
+        if len(header) < 3 or header[1] != "blob":
+            raise GitCommandError(["git", "cat-file", "--batch"], 1, f"fatal: bad object {oid}")
+        size = int(header[2])
+        out[oid] = data[end + 1 : end + 1 + size]
+        pos = end + 1 + size + 1
+    return out
 
 
 # ------------------------------------------------ read helpers for external_sync and the hooks

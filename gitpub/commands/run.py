@@ -11,7 +11,7 @@ from gitpub.commands.output import say, warn
 from gitpub.context import Context, open_context
 from gitpub.errors import GitpubError
 from gitpub.jobs import Job
-from gitpub.reconcile import settle_interrupted_commits
+from gitpub.reconcile import repair_repository, settle_interrupted_commits
 from gitpub.states import State
 from gitpub.store import now as store_now
 
@@ -61,6 +61,8 @@ def _background_recovery(path: Path, ids: tuple[str, ...], errors: list[str]) ->
                 recover(ctx, ids)
         except GitpubError as exc:
             errors.append(exc.message)
+        except Exception as exc:  # noqa: BLE001 - a thread's error must not print a traceback
+            errors.append(f"{type(exc).__name__}: {exc}")
 
     thread = threading.Thread(target=work, name="gitpub-recovery", daemon=True)
     thread.start()
@@ -69,6 +71,7 @@ def _background_recovery(path: Path, ids: tuple[str, ...], errors: list[str]) ->
 
 def main(path: Path, *, until_idle: bool, interval: float) -> None:
     with open_context(path) as ctx:
+        repair_repository(ctx)
         errors: list[str] = []
         ids = interrupted(ctx)
         recovery = _background_recovery(path, ids, errors)
@@ -98,6 +101,7 @@ def relay(path: Path, *, job_ids: tuple[str, ...]) -> None:
 
 def reconcile(path: Path) -> None:
     with open_context(path) as ctx:
+        repair_repository(ctx)
         advanced = {j.job_id: j for j in recover(ctx, interrupted(ctx))}
         advanced.update((j.job_id, j) for j in worker.run_until_idle(ctx))
         _summary(list(advanced.values()))
