@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,10 @@ from test_recovery import assert_exactly_once, counting_blog, distinct
 
 SEEDS = [int(s) for s in os.environ.get("GITPUB_WEDGE_SEEDS", "11,12,13").split(",")]
 KILLS = int(os.environ.get("GITPUB_WEDGE_KILLS", "6"))
+
+
+def STATE(blog: Blog) -> Path:  # noqa: N802 - reads like the folder it names
+    return blog.root / ".git" / "blogpub"
 
 
 def run_argv(blog: Blog, *args: str) -> list[str]:
@@ -81,21 +86,46 @@ def test_sigkill_soak_of_the_process_group_never_wedges(tmp_path: Path, seed: in
 
 def test_a_half_made_worktree_left_by_git_worktree_add_is_repaired(blog: Blog) -> None:
     """What a kill inside `git worktree add` leaves: HEAD of forty zeros, "initializing".
-    Every `git fetch` fails on it; the next run removes it and publishes."""
+    Every `git fetch` fails on it — and a job waiting for delivery fetches before anything
+    else. The next run removes it and publishes."""
     job_id = blog.submit("k", article("Wedge", "A worktree half made."))
-    state = blog.root / ".git" / "blogpub" / "worktrees" / job_id
-    blog.git("worktree", "add", "--quiet", "--detach", str(state), "HEAD")
-    admin = blog.root / ".git" / "worktrees" / job_id
+    res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
+    assert res.returncode == 137
+    dead = str(uuid.uuid4())  # a job worktree a killed worker was making
+    blog.git(
+        "worktree", "add", "--quiet", "--detach", str(STATE(blog) / "worktrees" / dead), "HEAD"
+    )
+    admin = blog.root / ".git" / "worktrees" / dead
     (admin / "HEAD").write_text("0" * 40 + "\n")
     (admin / "locked").write_text("initializing")
     broken = subprocess.run(
         ["git", "fetch", "origin"], cwd=blog.root, capture_output=True, text=True
     )
     assert broken.returncode != 0 and "bad object" in broken.stderr  # the wedge is real
+    doctor = blog.blogpub("doctor")
+    assert f"half-made job worktree {STATE(blog) / 'worktrees' / dead}" in doctor.stdout
+    blog.ok("run", "--until-idle")
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "PUBLISHED", shown["events"]
+    assert blog.commits_with_job(job_id) == 1
+    assert not admin.exists()
+    fetch_works(blog)
+
+
+def test_a_kill_while_gitpub_makes_a_worktree_leaves_fetch_working(tmp_path: Path) -> None:
+    """gitpub's own worktrees (made to rebuild font subsets) are registered with a valid HEAD
+    and gitdir last: killed right before that last write, git does not see a worktree at all."""
+    from fontkit import tiny_blog
+
+    blog = tiny_blog(tmp_path)
+    job_id = blog.submit("k", article("新文章", "今天学习写字。"))
+    res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "during_worktree_add"})
+    assert res.returncode == 137
+    assert (STATE(blog) / "worktrees" / job_id / ".git").is_file()  # it was being made
+    fetch_works(blog)
     blog.ok("run", "--until-idle")
     assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
     assert blog.commits_with_job(job_id) == 1
-    assert not admin.exists()
     fetch_works(blog)
 
 
