@@ -15,11 +15,20 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from conftest import CONFIG, Blog, article, git, make_blog
-from test_recovery import assert_exactly_once, counting_blog, distinct
+from test_recovery import (
+    DRAFT,
+    PUSH_LOG_HOOK,
+    assert_exactly_once,
+    counting_blog,
+    distinct,
+    drafts,
+    pushes,
+)
 
 SEEDS = [int(s) for s in os.environ.get("GITPUB_WEDGE_SEEDS", "11,12,13").split(",")]
 KILLS = int(os.environ.get("GITPUB_WEDGE_KILLS", "6"))
@@ -57,13 +66,30 @@ def fetch_works(blog: Blog) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_sigkill_soak_of_the_process_group_never_wedges(tmp_path: Path, seed: int) -> None:
+def font_counting_blog(base: Path) -> tuple[Blog, Path]:
+    """counting_blog with a [fonts] table: every delivery rebuilds subsets in a job worktree."""
+    from fontkit import tiny_blog
+
+    script = base / "draft.py"
+    script.write_text(DRAFT)
+    blog = tiny_blog(base, f'\n[steps]\ndraft = ["{sys.executable}", "{script}"]\n')
+    hook = blog.remote / "hooks" / "update"
+    hook.write_text(PUSH_LOG_HOOK)
+    hook.chmod(0o755)
+    return blog, base / "draft.log"
+
+
+@pytest.mark.parametrize(
+    ("seed", "fonts"), [(s, False) for s in SEEDS] + [(s + 1000, True) for s in SEEDS[:1]]
+)
+def test_sigkill_soak_of_the_process_group_never_wedges(
+    tmp_path: Path, seed: int, fonts: bool
+) -> None:
     rng = random.Random(seed)
-    blog, draft_log = counting_blog(tmp_path)
+    blog, draft_log = font_counting_blog(tmp_path) if fonts else counting_blog(tmp_path)
     env = {**os.environ, "DRAFT_LOG": str(draft_log), "DRAFT_SECONDS": "0.05"}
     ids = [
-        blog.submit(f"soak-{seed}-{n}", article(f"Soak {n}", distinct(seed * 100 + n)))
+        blog.submit(f"soak-{seed}-{n}", article(f"文章 {n}", distinct(seed * 100 + n) + " 今天"))
         for n in range(3)
     ]
     for _ in range(KILLS):
@@ -80,7 +106,28 @@ def test_sigkill_soak_of_the_process_group_never_wedges(tmp_path: Path, seed: in
         proc.wait()
         fetch_works(blog)  # at every instant in between, a person can fetch
     settle(blog, {"DRAFT_LOG": str(draft_log)}, ids)
-    assert_exactly_once(blog, ids, draft_log)
+    if fonts:
+        for job_id in ids:
+            job = blog.job(job_id)["job"]
+            assert job["state"] == "PUBLISHED", blog.job(job_id)["events"]
+            assert blog.commits_with_job(job_id) == 1
+            files = blog.remote_git(
+                "-c",
+                "core.quotePath=false",
+                "show",
+                "--name-only",
+                "--format=",
+                job["remote_commit"],
+            )
+            assert job["target_path"] in files.split()
+        # Whatever instant the kills hit, the published subset draws every published article.
+        from fontkit import cmap
+
+        assert {ord(c) for c in "文章今天"} <= cmap(blog.remote_file("public/fonts/blog.woff2"))
+        assert drafts(draft_log) == Counter({j: 1 for j in ids})
+        assert len(pushes(blog)) == len(ids)
+    else:
+        assert_exactly_once(blog, ids, draft_log)
     fetch_works(blog)
 
 
