@@ -11,16 +11,10 @@ import random
 import shutil
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import pygit2
-
-from gitpub import crash, fontrebase, jobs, leases, objects, outbox, recheck, repair, trailers
+from gitpub import crash, jobs, leases, objects, outbox, recheck, repair, replay, trailers
 from gitpub.commit import (
-    ArtifactsDamaged,
-    load_manifest,
-    make_commit,
     point_job_refs,
     target_unchanged,
 )
@@ -28,7 +22,7 @@ from gitpub.context import Context
 from gitpub.errors import GitCommandError, git_cause
 from gitpub.gitrepo import run_git
 from gitpub.jobs import Job
-from gitpub.prepare import branch_name, discard_worktree, ensure_worktree
+from gitpub.prepare import discard_worktree
 from gitpub.states import State
 from gitpub.store import at
 from gitpub.types import Oid
@@ -65,7 +59,7 @@ def deliver(ctx: Context, job: Job) -> Job:
         return _recheck(ctx, job, result.delta)
     job = _settle(ctx, job, result, probe)
     if job.state is State.CONFLICT:
-        _worktree_for_person(ctx, job)
+        replay.worktree_for_person(ctx, job)
     if job.state is State.PUBLISHED:
         crash.point("after_published_before_cleanup")
         discard_worktree(ctx, job.job_id)
@@ -82,7 +76,7 @@ def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
     if found:
         # Already there: a previous push whose answer we never recorded. Never push twice.
         return Result("published", "found on remote before pushing", found)
-    head = _job_commit(ctx, job)
+    head = replay.job_commit(ctx, job)
     for race in range(ctx.config.retry.push_races):
         # A checkpoint before every push: network rounds can be slow, and a worker whose
         # lease was taken meanwhile must stop here rather than push.
@@ -100,7 +94,7 @@ def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
             delta = recheck.pending(ctx, job, tip)
             if delta is not None:
                 return Result("recheck", "new articles on the remote", delta=delta)
-        job, rebased, conflict = _rebase(ctx, job, head, tip)
+        job, rebased, conflict = replay.rebase(ctx, job, head, tip)
         if conflict is not None:
             return Result(
                 "conflict",
@@ -132,7 +126,7 @@ def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
 def _push_failed(ctx: Context, job: Job, head: Oid, stderr: str) -> Result:
     """A push that failed for another reason than a moved remote: git's own cause in the
     reason (not the porcelain's closing "Done"), its whole output in the event."""
-    gone = objects.missing(ctx.repo, objects.closure(ctx.repo, head, _paths(ctx, job)))
+    gone = objects.missing(ctx.repo, objects.closure(ctx.repo, head, replay.paths(ctx, job)))
     if gone:
         # A `git gc --prune=now` took objects of the job commit: forget it, so the next
         # attempt makes it again from the artifacts.
@@ -183,73 +177,6 @@ def _record_local(ctx: Context, job: Job, head: Oid) -> Job:
     with ctx.locks.hold("repo"):
         point_job_refs(ctx, job.job_id, head, "rebase")
     return jobs.record(ctx.store, job, "rebase", {"commit": head}, local_commit=head)
-
-
-def _paths(ctx: Context, job: Job) -> list[str]:
-    try:
-        return [e.path for e in load_manifest(ctx, job)]
-    except ArtifactsDamaged:
-        return [job.target_path] if job.target_path else []
-
-
-def _job_commit(ctx: Context, job: Job) -> Oid:
-    """The job's commit, whole — whatever a crash or a person's `git gc --prune=now` left."""
-    repo = ctx.repo
-    found = trailers.find_local(repo, job.job_id, job.artifact_sha256)
-    if found is not None and objects.missing(repo, objects.closure(repo, found, _paths(ctx, job))):
-        with ctx.locks.hold("repo"):
-            repair.repair(repo)
-        found = None
-    if found is None:
-        # The commit is gone (a person deleted the branch and the job ref, or gc pruned its
-        # objects): the verified artifacts make the very same commit again.
-        found = make_commit(ctx, job)
-        jobs.record(ctx.store, job, "commit:remade", {"commit": found})
-    return found
-
-
-def _rebase(
-    ctx: Context, job: Job, head: Oid, tip: Oid
-) -> tuple[Job, Oid | None, list[str] | None]:
-    """The job commit replayed onto tip: in memory, or — when the subsets must be rebuilt
-    from the merged articles, or a partial clone lacks a blob the merge must read — in the
-    job worktree with git's own rebase."""
-    if ctx.config.fonts is None:
-        try:
-            new, paths = objects.cherry_pick(ctx.config, ctx.repo, head, tip)
-        except (KeyError, pygit2.GitError):
-            pass  # a blob this clone does not have: git fetches it on demand
-        else:
-            if paths:
-                return job, None, paths
-            return job, new, None
-    worktree = _worktree_at(ctx, job, head)
-    job, conflict = fontrebase.rebase_job(ctx, job, worktree, ctx.tracking_ref)
-    if conflict is not None:
-        return job, None, conflict
-    return job, ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}"), None
-
-
-def _worktree_for_person(ctx: Context, job: Job) -> None:
-    """A conflict is a person's to resolve: the job worktree, on the job commit, is where
-    they do it (`resolve --continue` reads the job branch)."""
-    head = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
-    if head is None:
-        return
-    with ctx.locks.hold("repo"):
-        point_job_refs(ctx, job.job_id, head, "conflict")
-    path = ensure_worktree(ctx, job, head)
-    run_git(["reset", "--hard", "--quiet", head], path)
-
-
-def _worktree_at(ctx: Context, job: Job, head: Oid) -> Path:
-    """The job worktree, clean, on the job commit — whatever a crash left behind."""
-    with ctx.locks.hold("repo"):
-        point_job_refs(ctx, job.job_id, head, "worktree")
-    path = ensure_worktree(ctx, job, head)
-    run_git(["rebase", "--abort"], path, check=False)  # a rebase a crash interrupted
-    run_git(["reset", "--hard", "--quiet", head], path)
-    return path
 
 
 def _recheck(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
