@@ -228,3 +228,17 @@ def test_a_full_disk_ends_explicitly_then_publishes_once_space_is_back(tmp_path:
         assert blog.commits_with_job(job_id) == 1
     finally:
         subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def test_gits_words_are_kept_sanitized(blog: Blog) -> None:
+    """git quotes the remote URL in its errors; a token in it never reaches the store."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    blog.git("remote", "set-url", "origin", f"https://writer:{token}@127.0.0.1:9/blog.git")
+    job_id = blog.submit("k", article("Secret URL", "The remote's URL holds a token."))
+    blog.ok("run", "--until-idle")
+    shown = blog.blogpub("show", job_id)
+    assert shown.returncode == 0
+    assert "fetch failed" in shown.stdout  # git's own words are there…
+    assert token not in shown.stdout  # …without the token
+    for stored in (blog.root / ".git" / "blogpub").glob("state.sqlite3*"):  # WAL included
+        assert token.encode() not in stored.read_bytes(), stored
