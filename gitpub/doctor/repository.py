@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from pathlib import Path
 
 from gitpub import config as config_mod
 from gitpub import hooks
@@ -12,6 +13,7 @@ from gitpub.config import Config
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Report, some
 from gitpub.errors import ConfigError
 from gitpub.gitrepo import Repo, git_env
+from gitpub.hooks import tracked
 
 MIN_GIT = (2, 28)
 """The reference-transaction hook, which guards the job refs, needs git 2.28."""
@@ -72,32 +74,14 @@ def check_config(report: Report, repo: Repo) -> Config | None:
 
 def check_hooks(report: Report, repo: Repo, cfg: Config | None) -> None:
     """Installed and current, recognised the way `install` recognises its own hooks: the id
-    line says whose a hook is; the exact bytes `install` would write say it is current."""
+    line says whose a hook is, wherever it runs from (pre-commit's `.legacy` included); the
+    exact bytes `install` would write say it is current. Another tool's hook in gitpub's place
+    is named."""
     folder = hooks.hooks_dir(repo)
-    fix = "git blogpub install"
-    installed = 0
-    for name in hooks.HOOK_NAMES:
-        hook = folder / name
-        if not os.path.lexists(hook):
-            report.add("hooks", PROBLEM, f"{name} is not installed in {folder}", fix)
-        elif not hooks.is_ours(hook):
-            report.add(
-                "hooks",
-                PROBLEM,
-                f"{hook} is not gitpub's hook",
-                f"{fix} (it keeps that hook running first, as {name}{hooks.LEGACY})",
-            )
-        elif hook.read_bytes() != hooks.render(name, hooks.default_marker()):
-            report.add(
-                "hooks",
-                PROBLEM,
-                f"{hook} is from another gitpub version or installation",
-                f"{fix} (it replaces the hook with this gitpub's)",
-            )
-        elif not os.access(hook, os.X_OK):
-            report.add("hooks", PROBLEM, f"{hook} is not executable: git skips it", fix)
-        else:
-            installed += 1
+    if tracked.is_tracked(repo, folder):
+        installed = _check_tracked(report, repo, folder)
+    else:
+        installed = sum(_check_slot(report, repo, hooks.Slot(folder, n)) for n in hooks.HOOK_NAMES)
     if installed and cfg is not None:
         branch_file = repo.state_dir / hooks.BRANCH_FILE
         try:
@@ -110,12 +94,95 @@ def check_hooks(report: Report, repo: Repo, cfg: Config | None) -> None:
                 "hooks",
                 PROBLEM,
                 f"the hooks {what}, the config publishes {cfg.publish.branch!r}",
-                fix,
+                FIX,
             )
     if installed == len(hooks.HOOK_NAMES) and not any(
         f.check == "hooks" and f.status == PROBLEM for f in report.findings
     ):
         report.add("hooks", OK, f"{', '.join(hooks.HOOK_NAMES)} installed and current in {folder}")
+
+
+FIX = "git blogpub install"
+
+
+def _check_slot(report: Report, repo: Repo, slot: hooks.Slot) -> bool:
+    """One hook in an ordinary hooks folder; True when gitpub's runs and is current."""
+    name = slot.name
+    ours = slot.ours()
+    if ours is None:
+        _not_ours(report, repo, slot)
+        return False
+    if not _current(report, ours, name):
+        return False
+    if ours != slot.hook:
+        tool = hooks.identify(slot.hook)
+        who = tool.name if tool is not None else "another tool"
+        if not os.access(slot.hook, os.X_OK):
+            report.add("hooks", PROBLEM, f"{slot.hook} ({who}'s) is not executable: git skips it")
+            return False
+        report.add("hooks", OK, f"{name}: gitpub's hook runs as {ours.name}, from {who}'s hook")
+    return True
+
+
+def _current(report: Report, path: Path, name: str) -> bool:
+    if path.read_bytes() != hooks.render(name, hooks.default_marker()):
+        report.add(
+            "hooks",
+            PROBLEM,
+            f"{path} is from another gitpub version or installation",
+            f"{FIX} (it replaces the hook with this gitpub's)",
+        )
+        return False
+    if not os.access(path, os.X_OK):
+        report.add("hooks", PROBLEM, f"{path} is not executable: git skips it", FIX)
+        return False
+    return True
+
+
+def _not_ours(report: Report, repo: Repo, slot: hooks.Slot) -> None:
+    name, hook = slot.name, slot.hook
+    if not os.path.lexists(hook):
+        report.add("hooks", PROBLEM, f"{name} is not installed in {slot.folder}", FIX)
+        return
+    tool = hooks.identify(hook)
+    if tool is not None and tool.runs_legacy:
+        keeps = f"it joins {tool.name}'s chain as {name}{hooks.LEGACY}, which {tool.name} runs"
+    else:
+        keeps = f"it keeps that hook running first, as {name}{hooks.PARK}"
+    whose = f"{tool.name}'s hook" if tool is not None else "not gitpub's hook"
+    # gitpub was here: its parked hook or its branch file is left, the hook is another's.
+    replaced = os.path.lexists(slot.parked) or (repo.state_dir / hooks.BRANCH_FILE).exists()
+    if replaced:
+        report.add("hooks", PROBLEM, f"{hook} is {whose}: it replaced gitpub's", f"{FIX} ({keeps})")
+    else:
+        report.add("hooks", PROBLEM, f"{hook} is {whose}", f"{FIX} ({keeps})")
+
+
+def _check_tracked(report: Report, repo: Repo, folder: Path) -> int:
+    """A tracked hooks folder: gitpub's hooks in the state dir, and a line in each tracked
+    hook that runs them."""
+    private = tracked.private_dir(repo)
+    installed = 0
+    for name in hooks.HOOK_NAMES:
+        path = private / name
+        if not os.path.lexists(path):
+            report.add("hooks", PROBLEM, f"{name} is not installed in {private}", FIX)
+            continue
+        if not _current(report, path, name):
+            continue
+        script = tracked.script_for(folder, name)
+        if tracked.has_line(script, name):
+            installed += 1
+            continue
+        where = tracked.shown(repo, script)
+        report.add(
+            "hooks",
+            PROBLEM,
+            f"{where} does not run gitpub's {name} hook ({tracked.shown(repo, folder)} is "
+            f"the repository's, gitpub writes nothing there)",
+            f"add this line to {where}: {tracked.line(name)}",
+        )
+    return installed
 
 
 def check_state_dir(report: Report, repo: Repo) -> None:
