@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -174,3 +176,125 @@ def test_doctor_names_the_tool_whose_hook_replaced_gitpubs(with_pre_commit: Blog
     assert "joins pre-commit's chain as post-commit.legacy" in res.stdout
     blog.ok("install")
     assert all(f["status"] == "ok" for f in hook_findings(blog))
+
+
+# ------------------------------------------------------------------ a tracked hooks folder
+
+
+def test_a_tracked_hooks_folder_is_never_written_and_the_printed_lines_work(blog: Blog) -> None:
+    husky = blog.root / ".husky"
+    husky.mkdir()
+    (husky / "post-commit").write_text("#!/usr/bin/env sh\necho husky >> husky-ran.txt\n")
+    (husky / "post-commit").chmod(0o755)
+    (blog.root / ".gitignore").write_text("husky-ran.txt\n")
+    blog.git("add", ".husky", ".gitignore")
+    blog.git("commit", "-q", "-m", "husky-style hooks")
+    blog.git("config", "core.hooksPath", ".husky")
+
+    printed = blog.ok("install").stdout.splitlines()
+    assert blog.git("status", "--porcelain") == ""  # nothing written into the worktree
+    assert sorted(p.name for p in husky.iterdir()) == ["post-commit"]
+    doctor = blog.blogpub("doctor")
+    assert doctor.returncode == 1 and ".husky/post-commit does not run gitpub's" in doctor.stdout
+
+    # Do as told: each instruction line is followed by the line to put in that hook.
+    for name in HOOKS:
+        at = next(i for i, ln in enumerate(printed) if ln.startswith(f"{name}: "))
+        wanted = printed[at + 1].strip()
+        script = husky / name
+        if not script.exists():
+            assert "create .husky/reference-transaction" in printed[at]
+            script.write_text("#!/bin/sh\n")
+            script.chmod(0o755)
+        script.write_text(script.read_text() + wanted + "\n")
+    blog.git("add", ".husky")
+    blog.git("commit", "-q", "-m", "run gitpub's hooks")
+
+    proc = run(blog.root, "git", "commit", "-q", "--allow-empty", "-m", "hooks in place")
+    assert proc.returncode == 0 and proc.stderr == ""
+    (blog.root / "content/posts/typo.mdx").write_text(article("Typo", "Fixed by hand."))
+    blog.git("add", "content/posts")
+    proc = run(blog.root, "git", "commit", "-q", "-m", "by hand")
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert hints(blog)[-1] == "post-commit refs/heads/main"  # gitpub's hint, from husky's hook
+    assert (blog.root / "husky-ran.txt").read_text().count("husky") >= 3  # and husky's own line
+    # The guard runs from husky's hook too: a job ref cannot be deleted by hand.
+    blog.git("update-ref", "refs/blog-jobs/some-job", "HEAD")
+    proc = run(blog.root, "git", "update-ref", "-d", "refs/blog-jobs/some-job")
+    assert proc.returncode != 0 and "refusing to delete" in proc.stderr
+    findings = hook_findings(blog)
+    assert findings and all(f["status"] == "ok" for f in findings), findings
+    assert blog.git("status", "--porcelain") == ""
+    blog.ok("install")
+    assert blog.git("status", "--porcelain") == ""
+
+
+# ------------------------------------------------------------------ git-lfs
+
+needs_lfs = pytest.mark.skipif(
+    shutil.which("git-lfs") is None, reason="git-lfs is not installed (.ci/run installs it)"
+)
+
+
+def lfs(blog: Blog, *args: str) -> subprocess.CompletedProcess[str]:
+    return run(blog.root, "git", "lfs", *args)
+
+
+def lfs_objects(remote: Path) -> list[str]:
+    folder = remote / "lfs" / "objects"
+    return sorted(p.name for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def publish_an_image_by_hand(blog: Blog) -> None:
+    """A person commits an article with an LFS-tracked image; gitpub delivers it."""
+    image = os.urandom(4096)
+    (blog.root / "content/posts/cover.png").write_bytes(image)
+    (blog.root / "content/posts/with-image.mdx").write_text(article("Image", "![](cover.png)"))
+    blog.git("add", "content/posts")
+    proc = run(blog.root, "git", "commit", "-q", "-m", "an article with an image")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert hints(blog)[-1] == "post-commit refs/heads/main"
+    blog.ok("run", "--until-idle")
+    pointer = blog.remote_file("content/posts/cover.png").decode()
+    assert pointer.startswith("version https://git-lfs.github.com/spec/v1")  # stored by LFS
+    assert hashlib.sha256(image).hexdigest() in lfs_objects(blog.remote)  # object pushed
+
+
+def track_images(blog: Blog) -> None:
+    assert lfs(blog, "track", "content/posts/*.png").returncode == 0
+    blog.git("add", ".gitattributes")
+    blog.git("commit", "-q", "-m", "images in LFS")
+
+
+@needs_lfs
+def test_lfs_first_then_gitpub(blog: Blog) -> None:
+    assert lfs(blog, "install", "--local").returncode == 0
+    track_images(blog)
+    said = blog.ok("install").stdout
+    assert "git-lfs's hook runs first as post-commit.before-gitpub" in said
+    findings = hook_findings(blog)
+    assert findings and all(f["status"] == "ok" for f in findings), findings
+    publish_an_image_by_hand(blog)
+
+
+@needs_lfs
+def test_lfs_after_gitpub_with_the_readme_steps(blog: Blog) -> None:
+    blog.ok("install")
+    assert lfs(blog, "install", "--local").returncode == 2  # LFS will not touch our hook...
+    assert lfs(blog, "install", "--local", "--force").returncode == 0  # ...unless forced
+    folder = blog.root / ".git" / "hooks"
+    assert {"pre-push", "post-checkout", "post-merge"} <= set(hook_files(blog))
+    doctor = blog.blogpub("doctor")
+    assert "post-commit is git-lfs's hook: it replaced gitpub's" in doctor.stdout
+    blog.ok("install")  # re-chains: LFS's hook now runs first
+    assert b"git lfs post-commit" in (folder / "post-commit.before-gitpub").read_bytes()
+    findings = hook_findings(blog)
+    assert findings and all(f["status"] == "ok" for f in findings), findings
+    track_images(blog)
+    publish_an_image_by_hand(blog)
+
+    # `git lfs uninstall` takes the hooks it knows by name; doctor points at the one it missed.
+    assert lfs(blog, "uninstall", "--local").returncode == 0
+    report = blog.blogpub("doctor", "--json").json()
+    warned = [f for f in report["findings"] if f["status"] == "warning" and f["check"] == "hooks"]
+    assert warned and "no longer set up" in warned[0]["message"]

@@ -12,7 +12,7 @@ from gitpub import hooks
 from gitpub.config import Config
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Report, some
 from gitpub.errors import ConfigError
-from gitpub.gitrepo import Repo, git_env
+from gitpub.gitrepo import Repo, config_value, git_env
 from gitpub.hooks import tracked
 
 MIN_GIT = (2, 28)
@@ -114,6 +114,15 @@ def _check_slot(report: Report, repo: Repo, slot: hooks.Slot) -> bool:
         return False
     if not _current(report, ours, name):
         return False
+    parked = slot.park_of(ours)
+    if hooks.exists(parked) and _lfs_gone(repo, parked):
+        report.add(
+            "hooks",
+            WARNING,
+            f"{parked} is git-lfs's hook, which gitpub's runs first, but git-lfs is no longer "
+            f"set up in this repository (after `git lfs uninstall`)",
+            f"rm {parked}",
+        )
     if ours != slot.hook:
         tool = hooks.identify(slot.hook)
         who = tool.name if tool is not None else "another tool"
@@ -122,6 +131,14 @@ def _check_slot(report: Report, repo: Repo, slot: hooks.Slot) -> bool:
             return False
         report.add("hooks", OK, f"{name}: gitpub's hook runs as {ours.name}, from {who}'s hook")
     return True
+
+
+def _lfs_gone(repo: Repo, parked: Path) -> bool:
+    """`git lfs uninstall` removes the hooks it knows by name; the one gitpub parked stays."""
+    tool = hooks.identify(parked)
+    return (
+        tool is not None and tool.name == "git-lfs" and not config_value(repo, "filter.lfs.process")
+    )
 
 
 def _current(report: Report, path: Path, name: str) -> bool:
