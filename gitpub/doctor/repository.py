@@ -69,7 +69,37 @@ def check_config(report: Report, repo: Repo) -> Config | None:
             resolve(cfg.fonts, repo.root)
         except FontError as exc:
             report.add("config", PROBLEM, exc.message, "commit the font or fix fonts.source")
+        check_font_engine(report, cfg.fonts.engine)
     return cfg
+
+
+def check_font_engine(report: Report, preference: str) -> None:
+    """Which subsetter the font gate uses here: HarfBuzz is the fast one, fontTools the
+    fallback where no uharfbuzz wheel exists."""
+    from importlib import metadata
+
+    from gitpub.fonts import engine
+
+    hb = engine.harfbuzz_available()
+    version = metadata.version("uharfbuzz") if hb else None
+    if preference == "fonttools":
+        report.add("fonts", OK, "font engine: fontTools (fonts.engine = 'fonttools')")
+    elif hb:
+        report.add("fonts", OK, f"font engine: HarfBuzz (uharfbuzz {version})")
+    elif preference == "harfbuzz":
+        report.add(
+            "fonts",
+            PROBLEM,
+            "fonts.engine = 'harfbuzz', but uharfbuzz is not installed",
+            "pip install 'gitpub[fast]' (builds uharfbuzz where no wheel exists)",
+        )
+    else:
+        report.add(
+            "fonts",
+            WARNING,
+            "font engine: fontTools, the slower fallback (uharfbuzz is not installed)",
+            "pip install 'gitpub[fast]' (builds uharfbuzz where no wheel exists)",
+        )
 
 
 def check_hooks(report: Report, repo: Repo, cfg: Config | None) -> None:
