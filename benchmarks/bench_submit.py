@@ -4,11 +4,11 @@ One blog repository (a bare remote and a clone, built once, not timed) and a sou
 Timed, interleaved round by round in shuffled order so drift hits every variant alike:
 
 - floor:        `python -c "import sqlite3, json"` (interpreter start-up and the two modules);
-- submit:       `python -m gitpub -C BLOG submit --key K --source FILE`, a new key each time,
+- submit:       `python -m gitpub submit --key K --source FILE` in the clone, a new key each time,
                 so every run records a new job (database write with fsync, job folder);
 - git blogpub:  the same through `git blogpub submit`, as the README shows it (git finds the
                 `git-blogpub` console script on PATH);
-- status:       `python -m gitpub -C BLOG status`.
+- status:       `python -m gitpub status` in the clone.
 
 Then, once, the modules the submit process imported: pygit2 and fontTools must not be there.
 
@@ -43,8 +43,9 @@ def timed(argv: list[str], cwd: Path) -> float:
 def imported_by_submit(blog: Path, source: Path) -> list[str]:
     """Top-level modules of HEAVY that `submit` imports, read from `-X importtime`."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "gitpub", "-C", str(blog), "submit"]
+        [sys.executable, "-X", "importtime", "-m", "gitpub", "submit"]
         + ["--key", "importtime", "--source", str(source)],
+        cwd=blog,
         capture_output=True,
         text=True,
         check=True,
@@ -75,7 +76,7 @@ def main() -> None:
             "git blogpub submit": lambda: (
                 ["git", "blogpub", "submit"] + ["--key", f"k{next(keys)}", "--source", str(source)]
             ),
-            "status": lambda: [py, "-m", "gitpub", "-C", str(blog), "status"],
+            "status": lambda: [py, "-m", "gitpub", "status"],
         }
         for argv in variants.values():  # warm the page cache; the first submit makes the DB
             timed(argv(), blog)
