@@ -168,6 +168,10 @@ def test_a_version_1_install_moves_its_parked_hook_off_pre_commits_name(blog: Bl
 
 def test_doctor_names_the_tool_whose_hook_replaced_gitpubs(with_pre_commit: Blog) -> None:
     blog = with_pre_commit
+    pre_commit(blog, "install", "-t", "post-commit")
+    blog.ok("run", "--until-idle")  # the worker has been here; gitpub's hooks have not
+    before = blog.blogpub("doctor").stdout
+    assert "post-commit is pre-commit's hook" in before and "replaced" not in before
     blog.ok("install")
     pre_commit(blog, "install", "-f", "-t", "post-commit")  # -f deletes the .legacy it finds
     res = blog.blogpub("doctor")

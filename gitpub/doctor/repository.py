@@ -13,7 +13,7 @@ from gitpub.config import Config
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Report, some
 from gitpub.errors import ConfigError
 from gitpub.gitrepo import Repo, config_value, git_env
-from gitpub.hooks import tracked
+from gitpub.hooks import setup, tracked
 
 MIN_GIT = (2, 28)
 """The reference-transaction hook, which guards the job refs, needs git 2.28."""
@@ -197,8 +197,8 @@ def _not_ours(report: Report, repo: Repo, slot: hooks.Slot) -> None:
     else:
         keeps = f"it keeps that hook running first, as {name}{hooks.PARK}"
     whose = f"{tool.name}'s hook" if tool is not None else "not gitpub's hook"
-    # gitpub was here: its parked hook or its branch file is left, the hook is another's.
-    replaced = os.path.lexists(slot.parked) or (repo.state_dir / hooks.BRANCH_FILE).exists()
+    # gitpub was here: its parked hook is left, or `install` wrote into this folder last.
+    replaced = os.path.lexists(slot.parked) or setup.installed_in(repo) == slot.folder
     if replaced:
         report.add("hooks", PROBLEM, f"{hook} is {whose}: it replaced gitpub's", f"{FIX} ({keeps})")
     else:

@@ -33,6 +33,9 @@ LEGACY = ".legacy"
 MARKER = "@GITPUB_MARKER@"
 BRANCH_FILE = "hook-branch"
 HINTS_FILE = "hints"
+INSTALLED_FILE = "hooks-installed"
+"""The hooks folder `install` last wrote into, so `doctor` can tell a hook that replaced
+gitpub's from one that was never joined; `uninstall` removes it."""
 _VERSION_1 = re.compile(rb"gitpub-hook-id: 5c2e9a41 [a-z-]+ version 1\b")
 
 

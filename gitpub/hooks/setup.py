@@ -24,6 +24,7 @@ from gitpub.files import write_atomic
 from gitpub.gitrepo import Repo
 from gitpub.hooks import (
     HOOK_NAMES,
+    INSTALLED_FILE,
     PARK,
     Slot,
     default_marker,
@@ -93,7 +94,17 @@ def install(repo: Repo, branch: str, marker: Path | None = None) -> list[str]:
             raise GitpubError(f"install: the hooks folder {folder} is not writable")
         for name in HOOK_NAMES:
             said.append(_install_one(plan, Slot(folder, name), render(name, marker)))
+    with contextlib.suppress(OSError):  # only a hint for doctor's wording
+        write_atomic(repo.state_dir / INSTALLED_FILE, f"{folder}\n".encode(), 0o644)
     return said
+
+
+def installed_in(repo: Repo) -> Path | None:
+    """The hooks folder gitpub's hooks were last installed into, if they still should be."""
+    try:
+        return Path((repo.state_dir / INSTALLED_FILE).read_text("utf-8").strip())
+    except OSError:
+        return None
 
 
 def _refusal(slot: Slot) -> None:
@@ -172,6 +183,8 @@ def uninstall(repo: Repo) -> list[str]:
     with _transaction(folder, "uninstall") as plan:
         for name in HOOK_NAMES:
             said.append(_uninstall_one(plan, Slot(folder, name)))
+    with contextlib.suppress(OSError):
+        (repo.state_dir / INSTALLED_FILE).unlink()
     return said
 
 
