@@ -4,6 +4,8 @@ One blog repository (a bare remote and a clone, built once, not timed) and a sou
 Timed, interleaved round by round in shuffled order so drift hits every variant alike:
 
 - floor:        `python -c "import sqlite3, json"` (interpreter start-up and the two modules);
+- click too:    the floor plus `import click`, the least any command of this click-based
+                command line can cost;
 - submit:       `python -m gitpub submit --key K --source FILE` in the clone, a new key each time,
                 so every run records a new job (database write with fsync, job folder);
 - git blogpub:  the same through `git blogpub submit`, as the README shows it (git finds the
@@ -78,6 +80,7 @@ def main() -> None:
         keys = iter(range(10**9))
         variants = {
             "floor": lambda: [py, "-c", "import sqlite3, json"],
+            "import click too": lambda: [py, "-c", "import sqlite3, json, click"],
             "submit": lambda: (
                 [py, "-m", "gitpub", "-C", str(blog), "submit"]
                 + ["--key", f"k{next(keys)}", "--source", str(source)]
