@@ -6,7 +6,7 @@ import threading
 import time
 from pathlib import Path
 
-from gitpub import external, jobs, worker
+from gitpub import external, jobs, trust, worker
 from gitpub.commands.output import say, warn
 from gitpub.context import Context, open_context
 from gitpub.errors import GitpubError
@@ -67,8 +67,17 @@ def _background_recovery(path: Path, ids: tuple[str, ...], errors: list[str]) ->
     return thread
 
 
+def _warn_untrusted(ctx: Context) -> None:
+    """Said once per worker: jobs that need these commands wait in REVIEW until `trust`."""
+    here = trust.standing(ctx.config, ctx.repo.common_dir)
+    if not here.ok:
+        extra = f" ({here.problem})" if here.problem else ""
+        warn(f"git blogpub: {trust.not_allowed_message(ctx.config.node)}{extra}")
+
+
 def main(path: Path, *, until_idle: bool, interval: float) -> None:
     with open_context(path) as ctx:
+        _warn_untrusted(ctx)
         errors: list[str] = []
         ids = interrupted(ctx)
         recovery = _background_recovery(path, ids, errors)
