@@ -11,10 +11,10 @@ from pathlib import Path
 
 from gitpub import trust
 from gitpub.config import Config
+from gitpub.doctor.allowance import check_trust
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Finding, ProblemsFound, Report
 from gitpub.doctor.repository import check_config, check_git, check_hooks, check_state_dir
 from gitpub.doctor.state import check_leases, check_leftovers, check_locks, database
-from gitpub.doctor.trust import check_trust
 from gitpub.errors import NotARepository
 from gitpub.gitrepo import Repo
 
