@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from conftest import CONFIG, Blog, article, make_blog
@@ -309,3 +311,48 @@ def test_an_unreadable_allowance_file_allows_nothing(blog: Blog, tmp_path: Path)
     bad = blog.blogpub("trust", "--yes")
     assert bad.returncode == 1 and str(allowances.path()) in bad.stderr
     assert os.path.getsize(allowances.path()) == len("[[allowed]\nbroken")
+
+
+# ------------------------------------------------------------------ a long-running worker
+
+
+def wait_for(blog: Blog, job_id: str, state: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if blog.job(job_id)["job"]["state"] == state:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} never reached {state}: {blog.job(job_id)['job']}")
+
+
+def test_a_running_worker_follows_the_fast_forwarded_config_and_a_later_trust(
+    blog: Blog, tmp_path: Path
+) -> None:
+    log = tmp_path / "worker.err"
+    with log.open("w") as err:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--interval", "0.2"],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        attacker = blog.clone("attacker")
+        push_config(attacker, CONFIG + steps_toml(review=[PWN]), "tidy the config")
+        first = blog.submit("k1", article("First", "Published before the change arrives."))
+        wait_for(blog, first, "PUBLISHED")
+        assert "PWNED" in (blog.root / ".blogpub.toml").read_text()  # fast-forwarded
+
+        second = blog.submit("k2", article("Second", "Held until this node allows it."))
+        wait_for(blog, second, "REVIEW")
+        assert reason(blog, second) == MESSAGE
+        assert not (blog.root / "PWNED").exists()
+
+        blog.trust()  # read again before each step: no restart needed
+        blog.ok("retry", second)
+        wait_for(blog, second, "PUBLISHED")
+        assert (blog.root / "PWNED").exists()
+        assert worker.poll() is None
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    assert log.read_text().count(MESSAGE) == 1
