@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import shlex
 import subprocess
 import sys
@@ -356,3 +357,33 @@ def test_a_running_worker_follows_the_fast_forwarded_config_and_a_later_trust(
         worker.terminate()
         worker.wait(timeout=30)
     assert log.read_text().count(MESSAGE) == 1
+
+
+def answer_on_a_terminal(blog: Blog, answer: str) -> subprocess.CompletedProcess[str]:
+    """`git blogpub trust` with its stdin on a real pseudo-terminal, answering `answer`."""
+    main, side = pty.openpty()
+    try:
+        os.write(main, answer.encode() + b"\n")
+        return subprocess.run(
+            [sys.executable, "-m", "gitpub", "-C", str(blog.root), "trust"],
+            stdin=side,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(main)
+        os.close(side)
+
+
+def test_trust_on_a_terminal_asks_and_records_only_a_yes(blog: Blog) -> None:
+    push_config(blog, CONFIG + steps_toml(review=[PWN]), "gate")
+    no = answer_on_a_terminal(blog, "n")
+    assert no.returncode == 1
+    assert "Allow these commands to run on node test-node? [y/N]" in no.stdout
+    assert no.stderr.strip() == "git blogpub: trust: not allowed; nothing recorded"
+    assert not allowances.path().exists()
+    yes = answer_on_a_terminal(blog, "y")
+    assert yes.returncode == 0, yes.stderr
+    assert "allowed: 1 command(s)" in yes.stdout
+    assert "names exactly these commands now" in blog.ok("trust", "--list").stdout
