@@ -127,7 +127,13 @@ def _write(entries: Iterable[Allowance]) -> None:
             f"at = {_string(a.at)}\n",
             "commands = [\n" + "".join(f"  {_string(line)},\n" for line in a.lines) + "]\n",
         ]
-    write_atomic(path(), "".join(parts).encode("utf-8"))
+    try:
+        data = "".join(parts).encode("utf-8")
+    except UnicodeEncodeError:
+        # A git directory whose name is not UTF-8 cannot be written as TOML; refusing keeps
+        # every other repository's allowance readable.
+        raise ConfigError(f"{path()}: cannot record a repository path that is not UTF-8") from None
+    write_atomic(path(), data)
 
 
 def _string(value: str) -> str:
