@@ -13,11 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitpub import crash, jobs, leases, objects, outbox, recheck, repair, replay, trailers
-from gitpub.commit import (
-    point_job_refs,
-    target_unchanged,
-)
+from gitpub import crash, jobs, leases, objects, outbox, recheck, repair, replay, trailers, trust
+from gitpub.commit import point_job_refs, target_unchanged
 from gitpub.context import Context
 from gitpub.errors import GitCommandError, git_cause
 from gitpub.gitrepo import run_git
@@ -205,6 +202,15 @@ def _decide_delta(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
     )
     try:
         answer = recheck.judge(ctx, job, delta, candidate)
+    except recheck.NotAllowed as exc:
+        return jobs.transition(
+            store,
+            job,
+            State.REVIEW,
+            "recheck:not-allowed",
+            {"reason": exc.message},
+            failure_code=trust.FAILURE_CODE,
+        )
     except recheck.StepFailed as exc:
         return jobs.transition(
             store,
