@@ -136,6 +136,7 @@ def test_a_path_the_filesystem_or_git_refuses_is_review(tmp_path: Path, path: st
     script = tmp_path / "draft.py"
     script.write_text(LONG_NAME_DRAFT)
     blog = make_blog(tmp_path, CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{script}"]\n')
+    blog.trust()
     before = blog.remote_log()
     job_id = blog.submit("k", article("Odd path", f"PATH:{path} and some words."))
     shown = three_runs(blog, job_id)

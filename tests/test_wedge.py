@@ -73,6 +73,7 @@ def font_counting_blog(base: Path) -> tuple[Blog, Path]:
     script = base / "draft.py"
     script.write_text(DRAFT)
     blog = tiny_blog(base, f'\n[steps]\ndraft = ["{sys.executable}", "{script}"]\n')
+    blog.trust()
     hook = blog.remote / "hooks" / "update"
     hook.write_text(PUSH_LOG_HOOK)
     hook.chmod(0o755)
