@@ -8,7 +8,7 @@ files from disk, detect-secrets through its own `SecretsCollection.scan_file`).
 
 detect-secrets is not a dependency of gitpub; install it beside the benchmark to compare:
 
-    pip install 'detect-secrets==1.5.0'
+    pip install -e '.[bench]'                  # detect-secrets 1.5.0
     python benchmarks/bench_scan.py              # everything, 3 repetitions for speed
     python benchmarks/bench_scan.py --quick      # a tenth of each corpus, one repetition
 """
@@ -139,7 +139,7 @@ def main() -> None:
         results = {}
         for name, finds in tools:
             if finds is None:
-                print(f"{name:<34}   (not installed: pip install 'detect-secrets==1.5.0')")
+                print(f"{name:<34}   (not installed: pip install -e '.[bench]')")
                 continue
             r = measure(finds, lines, bare, paths, reps)
             results[name] = r
