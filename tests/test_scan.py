@@ -159,3 +159,15 @@ def test_the_scanner_loads_neither_pygit2_nor_fonttools() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_secret_deep_inside_a_very_long_line_is_still_found() -> None:
+    # Long lines are scanned in overlapping windows (Python's engine backtracks); a secret
+    # on a window boundary must not fall between two of them.
+    from gitpub.scan.detect import OVERLAP, WINDOW
+
+    token = one("np.github.1")
+    for at in (WINDOW - OVERLAP - 10, WINDOW - 20, 3 * WINDOW + 7):
+        line = "x " * (at // 2) + token + " y" * 4000
+        (finding,) = scan.scan(f"intro\n{line}\n")
+        assert finding.line == 2 and token not in sanitize(line)

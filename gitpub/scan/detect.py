@@ -92,6 +92,30 @@ def _secret_span(rule: Rule, m: re.Match[str]) -> tuple[int, int]:
     return spans[0][0], max(end for _, end in spans)
 
 
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+WINDOW = 4096  # longer lines are scanned in overlapping windows of this many characters
+OVERLAP = 512
+
+
+def widened(chunk: str, start: int, floor: int) -> int:
+    r"""Where the match would start with gitleaks' leading `[\w.-]{0,50}?`, which the
+    compiled pattern leaves out for speed: up to 50 such characters to the left."""
+    i = start
+    while i > floor and start - i < 50 and chunk[i - 1] in _WORD:
+        i -= 1
+    return i
+
+
+def _windows(offset: int, line: str) -> list[tuple[int, str]]:
+    """A line cut into overlapping windows: Python's regex engine backtracks, so a rule's
+    cost on one 200 kB line (an inlined image) grows faster than its length; windows keep it
+    linear. A secret longer than the overlap could be cut, and no rule's secret is."""
+    if len(line) <= WINDOW:
+        return [(offset, line)]
+    step = WINDOW - OVERLAP
+    return [(offset + i, line[i : i + WINDOW]) for i in range(0, len(line) - OVERLAP, step)]
+
+
 def _hits_for(rule: Rule, ruleset: Ruleset, lines: _Lines, path: str | None) -> list[Hit]:
     if not rule.path_allows(path):
         return []
@@ -100,21 +124,24 @@ def _hits_for(rule: Rule, ruleset: Ruleset, lines: _Lines, path: str | None) -> 
         chunks = [(0, lines.text)]
     elif rule.keywords:
         wanted = set().union(*(lines.with_keyword(k) for k in rule.keywords))
-        chunks = [(lines.starts[i], lines.lines[i]) for i in sorted(wanted)]
+        chunks = [w for i in sorted(wanted) for w in _windows(lines.starts[i], lines.lines[i])]
     else:
-        chunks = list(zip(lines.starts, lines.lines))
+        chunks = [w for pair in zip(lines.starts, lines.lines) for w in _windows(*pair)]
     for offset, chunk in chunks:
+        previous_end = 0
         for m in rule.regex.finditer(chunk):
             start, end = _secret_span(rule, m)
             secret = chunk[start:end].strip("\n")
+            match = chunk[widened(chunk, m.start(), previous_end) : m.end()]
+            previous_end = m.end()
             if not secret:
                 continue
             if rule.entropy and entropy(secret) <= rule.entropy:
                 continue
             line = lines.line_at(offset + start)
-            if any(a.allows(secret, m.group(0), line) for a in ruleset.allowlists):
+            if any(a.allows(secret, match, line) for a in ruleset.allowlists):
                 continue
-            if any(a.allows(secret, m.group(0), line) for a in rule.allowlists):
+            if any(a.allows(secret, match, line) for a in rule.allowlists):
                 continue
             found.append(
                 Hit(rule.id, lines.number(offset + start), offset + start, offset + end, secret)

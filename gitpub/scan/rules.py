@@ -221,7 +221,8 @@ def without_lazy_prefix(pattern: str) -> str:
 
     It only widens the match to the left, never decides whether there is one or what the
     secret is; but Python's backtracking engine pays for it on every character, which makes
-    a long line cost seconds. Kept where an allowlist looks at the whole match."""
+    a long line cost seconds. Where an allowlist looks at the whole match, the detector
+    widens the match the same way by hand (`detect.widened`)."""
     while True:
         shorter = _LAZY_PREFIX.sub(lambda m: m.group(1), pattern)
         if shorter == pattern:
@@ -244,7 +245,7 @@ def _rule(raw: dict[str, Any], source: str) -> Rule | None:
             pattern,
             where,
             re2=raw.get("regexSyntax", "re2") == "re2",
-            trim=not any(a.get("regexTarget") == "match" for a in lists),
+            trim=True,
         ),
         keywords=tuple(k.lower() for k in raw.get("keywords", ())),
         entropy=float(raw.get("entropy", 0.0)),
