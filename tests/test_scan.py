@@ -14,6 +14,7 @@ from secret_corpus import markdown, one, prose, secrets
 from gitpub import scan
 from gitpub.sanitize import sanitize, sanitize_obj
 from gitpub.scan import rules
+from gitpub.scan.re2 import translate
 
 
 def test_the_corpus_is_big_enough_to_mean_something() -> None:
@@ -138,7 +139,7 @@ def test_a_redaction_marker_is_itself_a_finding_for_the_gates() -> None:
     ],
 )
 def test_re2_patterns_translate_to_python(re2: str, python: str) -> None:
-    assert rules.translate(re2) == python
+    assert translate(re2) == python
     re.compile(python)
 
 
