@@ -73,7 +73,7 @@ def main(
     allow: tuple[str, ...] = (),
 ) -> None:
     allow = jobs.check_allow(allow)
-    text = checked_source(path, source, target, allow)
+    text = _checked_source(path, source, target, allow)
     with open_context(path) as ctx:
         job, created = submit(ctx, key=key, text=text, target=target, topic=topic, allow=allow)
         _report(job, created, as_json)
@@ -83,13 +83,15 @@ def topic_close(
     path: Path, *, session: str, source: str, as_json: bool, allow: tuple[str, ...] = ()
 ) -> None:
     allow = jobs.check_allow(allow)
-    text = checked_source(path, source, None, allow)
+    text = _checked_source(path, source, None, allow)
     with open_context(path) as ctx:
         job, created = topics.topic_close(ctx, session, text, allow=allow)
         _report(job, created, as_json)
 
 
-def checked_source(path: Path, source: str, target: str | None, allow: tuple[str, ...] = ()) -> str:
+def _checked_source(
+    path: Path, source: str, target: str | None, allow: tuple[str, ...] = ()
+) -> str:
     """Reject bad input before the store is opened: a refused submit leaves no trace, not
     even an empty job database. A source holding a secret nobody allowed is bad input: the
     built-in ruleset decides, whatever the blog's `scan` step is."""
