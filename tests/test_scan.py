@@ -172,3 +172,35 @@ def test_a_secret_deep_inside_a_very_long_line_is_still_found() -> None:
         line = "x " * (at // 2) + token + " y" * 4000
         (finding,) = scan.scan(f"intro\n{line}\n")
         assert finding.line == 2 and token not in sanitize(line)
+
+
+def test_every_format_an_earlier_release_let_through_is_a_finding_of_its_own() -> None:
+    # The formats a published article once carried intact past the old hand-written list,
+    # one per line: each must be caught, on its own line.
+    bare = [
+        one("np.stripe.1"),
+        one("np.twilio.1"),
+        one("np.sendgrid.1"),
+        one("np.npm.1"),
+        one("np.pypi.1"),
+        one("np.slack.3"),
+        one("np.slack.5"),
+        one("np.azure.1"),
+        one("np.telegram.1"),
+        one("np.huggingface.1"),
+        one("np.digitalocean.1"),
+        one("np.gitlab.2"),
+        one("np.aws.2", 2),
+        one("np.pem.1"),
+        "redis://:s3cr3tPa55w0rd@cache.internal:6379/0",
+        "Authorization: Basic dXNlcjpzM2NyM3RQYTU1dzByZA==",
+        "machine api.example.com login bob password hunter2xyz",
+        "数据库密码：Xk9#mP2qLw8z",
+        "?sv=2021-06-08&sr=b&sig=Xk9mP2qLw8zR4tN6vB1cY3dF5gH7jK0lZ%2Bq8w%3D",
+        "bot.run('MTA4NzY1NDMyMTA5ODc2NTQzMg.GhIjKl.a1b2c3d4e5f6g7h8i9j0kLmNoPqRsTuVwXy')",
+    ]
+    lines = [b.replace("\n", " ") if "PRIVATE KEY" not in b else b for b in bare]
+    text = "\n\n".join(lines)
+    found = {f.line for f in scan.scan(text)}
+    starts = [text.count("\n", 0, text.index(line)) + 1 for line in lines]
+    assert [s for s in starts if s not in found] == []
