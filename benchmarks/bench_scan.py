@@ -113,6 +113,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of each corpus, 1 rep")
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--gitpub-only", action="store_true", help="skip detect-secrets even when installed"
+    )
     args = parser.parse_args()
     rows = secrets()
     docs = markdown()
@@ -133,11 +136,13 @@ def main() -> None:
         )
         tools: list[tuple[str, Callable[[Path], bool] | None]] = [
             (f"gitpub ({scan.ruleset()['name']})", gitpub_finds),
-            ("detect-secrets", detect_secrets_scanner()),
+            ("detect-secrets", None if args.gitpub_only else detect_secrets_scanner()),
         ]
         print(f"{'scanner':<34}{'in line':>9}{'in prose':>10}{'FP files':>14}{'MB/s':>8}")
         results = {}
         for name, finds in tools:
+            if finds is None and args.gitpub_only:
+                continue
             if finds is None:
                 print(f"{name:<34}   (not installed: pip install -e '.[bench]')")
                 continue

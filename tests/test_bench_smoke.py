@@ -41,7 +41,7 @@ def test_e2e_benchmark_publishes_with_one_push_per_job(tmp_path: Path) -> None:
 
 
 def test_scan_benchmark_reports_recall_false_positives_and_speed(tmp_path: Path) -> None:
-    out = _run(tmp_path, "bench_scan.py", "--quick")
+    out = _run(tmp_path, "bench_scan.py", "--quick", "--gitpub-only")
     row = next(line for line in out.splitlines() if line.startswith("gitpub"))
     assert row.split()[-1].replace(".", "").isdigit()  # MB/s
     assert "in prose" in out and "FP files" in out
