@@ -16,7 +16,7 @@ from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitpubError, InputError
 from gitpub.files import write_atomic
-from gitpub.sanitize import sanitize
+from gitpub.sanitize import sanitize, sanitize_obj
 from gitpub.scan import FINGERPRINT_CHARS
 from gitpub.states import State, check_transition
 from gitpub.store import Store, now
@@ -214,7 +214,11 @@ def resolution_path(ctx: Context, job_id: str) -> Path:
 
 
 def _canonical(detail: Mapping[str, Any] | None) -> str:
-    return sanitize(json.dumps(detail or {}, sort_keys=True, ensure_ascii=False, default=str))
+    # Value by value (keys included), not the serialized string: our own field names are no
+    # context for a secret rule, so `{"key": "<a request uuid>"}` stays readable while a
+    # token inside any value is still redacted.
+    plain = json.loads(json.dumps(detail or {}, default=str))
+    return json.dumps(sanitize_obj(plain), sort_keys=True, ensure_ascii=False)
 
 
 def _append_event(

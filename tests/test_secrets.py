@@ -224,3 +224,16 @@ def test_scan_command_exit_codes_and_json(blog: Blog, tmp_path: Path) -> None:
         CONFIG + f'\n[scan]\nallow = ["{finding["fingerprint"]}"]\n'
     )
     assert blog.blogpub("scan", str(leaky)).returncode == 0
+
+
+def test_a_request_uuid_as_key_stays_readable_while_a_token_is_redacted(blog: Blog) -> None:
+    # Output and events are sanitized value by value: our field names ("key",
+    # "idempotency_key") are no context that makes a request id look like a secret.
+    key = "3f2a9c1e-7b4d-4e8f-9a6b-1c2d3e4f5a6b"
+    job_id = blog.submit(key, article("Keyed", "A plain article."), "--topic", f"see {TOKEN}")
+    shown = blog.job(job_id)
+    assert shown["job"]["idempotency_key"] == key
+    submitted = next(e for e in shown["events"] if e["step"] == "submit")
+    assert submitted["detail"]["key"] == key
+    assert shown["job"]["topic"] == "see [REDACTED:github-pat]"
+    _never_persisted(blog, TOKEN)
