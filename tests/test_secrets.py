@@ -143,11 +143,15 @@ def test_a_draft_step_emitting_a_secret_goes_to_review_and_is_never_persisted(
     )
     config = CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{draft}"]\nscan = {scan_step}\n'
     (blog.root / ".blogpub.toml").write_text(config)
+    blog.trust()
     before = blog.remote_log()
     job_id = blog.submit("s", article("Draft", "A harmless source."))
     blog.ok("run", "--until-idle")
     shown = blog.job(job_id)
     assert shown["job"]["state"] == "REVIEW"
+    review = next(e for e in shown["events"] if e["to_state"] == "REVIEW")
+    assert "draft step output holds a slack-bot-token" in review["detail"]["reason"]
+    assert "(line 7)" in review["detail"]["reason"]
     assert blog.remote_log() == before
     _never_persisted(blog, SLACK)
 
@@ -162,6 +166,7 @@ def test_resolve_continue_allow_publishes_the_restored_text(blog: Blog) -> None:
     (blog.root / ".blogpub.toml").write_text(
         CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{draft}"]\n'
     )
+    blog.trust()
     job_id = blog.submit("s", article("Draft", "A harmless source."))
     blog.ok("run", "--until-idle")
     shown = blog.job(job_id)
