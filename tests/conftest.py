@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
+from pygit2.enums import ConfigLevel
+
+# Soak knobs, read before the hermetic fixture clears every GITPUB_* variable of the machine.
+SOAK_ROUNDS = int(os.environ.get("GITPUB_SOAK_ROUNDS", "30"))
+SOAK_SEEDS = [int(s) for s in os.environ.get("GITPUB_SOAK_SEEDS", "20261130").split(",") if s]
 
 CONFIG = """\
 [publish]
@@ -33,7 +39,9 @@ def article(title: str, body: str, slug: str | None = None) -> str:
 
 
 @pytest.fixture(autouse=True)
-def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def hermetic(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")
     for key in list(os.environ):
         if key.startswith(("GIT_", "GITPUB_")):
@@ -56,6 +64,21 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     (home / ".gitconfig").write_text(
         '[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n'
     )
+    # libgit2 fixed its config search paths from the real HOME when pygit2 was imported, so
+    # in-process reads would still see the machine's ~/.gitconfig and /etc/gitconfig.
+    no_system = home / ".no-system-config"
+    no_system.mkdir()
+    paths = {
+        ConfigLevel.GLOBAL: home,
+        ConfigLevel.XDG: home / ".config" / "git",
+        ConfigLevel.SYSTEM: no_system,
+    }
+    before = {level: pygit2.settings.search_path[level] for level in paths}
+    for level, path in paths.items():
+        pygit2.settings.search_path[level] = str(path)
+    yield
+    for level, old in before.items():
+        pygit2.settings.search_path[level] = old
 
 
 def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import CONFIG, Blog, article, make_blog
+from conftest import CONFIG, SOAK_ROUNDS, SOAK_SEEDS, Blog, article, make_blog
 
 from gitpub import crash
 
@@ -254,9 +254,12 @@ def test_a_long_recovery_does_not_hold_up_new_jobs(tmp_path: Path) -> None:
     assert_exactly_once(blog, [slow, fast], draft_log)
 
 
-def test_soak_random_sigkill(tmp_path: Path) -> None:
-    rounds = int(os.environ.get("GITPUB_SOAK_ROUNDS", "30"))
-    rng = random.Random(int(os.environ.get("GITPUB_SOAK_SEED", "20261130")))
+@pytest.mark.parametrize("seed", SOAK_SEEDS)
+def test_soak_random_sigkill(tmp_path: Path, seed: int) -> None:
+    """Workers killed at random instants, round after round; knobs GITPUB_SOAK_ROUNDS and
+    GITPUB_SOAK_SEEDS (comma-separated) are read by conftest (docs/testing.md)."""
+    rounds = SOAK_ROUNDS
+    rng = random.Random(seed)
     blog, draft_log = counting_blog(tmp_path)
     env = {**os.environ, "DRAFT_LOG": str(draft_log), "DRAFT_SECONDS": "0.2"}
     ids: list[str] = []
