@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,25 @@ def hermetic(
     yield
     for level, old in before.items():
         pygit2.settings.search_path[level] = old
+
+
+def wait_for(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
+    """Poll `check` until it returns something truthy, and return that; fail naming `what`
+    when it never does. Tests synchronise on such observable events, never on bare sleeps."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(0.02)
+
+
+def until_due(job: dict[str, Any]) -> None:
+    """Wait until the job's recorded next_retry_at has passed (its due time is observable)."""
+    due = datetime.fromisoformat(job["next_retry_at"].replace("Z", "+00:00"))
+    wait_for(lambda: datetime.now(timezone.utc) >= due, f"job {job['job_id']} to become due")
 
 
 def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from pathlib import Path
 
-from conftest import Blog, article, git
+from conftest import CONFIG, Blog, article, git, make_blog, until_due
+
+from gitpub.store import now as store_now
 
 
 def test_submit_run_publishes_exactly_one_commit_with_trailers(blog: Blog) -> None:
@@ -80,7 +81,10 @@ def test_remote_that_moved_is_rebased_onto(blog: Blog) -> None:
     assert blog.remote_git("log", "-1", "--format=%s", "main~1") == "someone else's change"
 
 
-def test_unreachable_remote_waits_then_publishes_once(blog: Blog) -> None:
+def test_unreachable_remote_waits_then_publishes_once(tmp_path: Path) -> None:
+    # A first retry 2-4 s away (base 4 s, half of it jitter): long enough to look before it.
+    cfg = CONFIG.replace("base_delay = 0.2", "base_delay = 4.0")
+    blog = make_blog(tmp_path, cfg.replace("max_delay = 1.0", "max_delay = 8.0"))
     job_id = blog.submit("k", article("Offline", "Written while the network is down."))
     hidden = blog.remote.with_name("remote-away.git")
     blog.remote.rename(hidden)
@@ -94,11 +98,16 @@ def test_unreachable_remote_waits_then_publishes_once(blog: Blog) -> None:
         assert blog.git("rev-parse", f"refs/blog-jobs/{job_id}") == job["local_commit"]
     finally:
         hidden.rename(blog.remote)
-    # Not yet due: another run does not push early.
+    before = blog.remote_log()
+    # Not yet due: another run leaves the job waiting and the remote untouched.
     blog.ok("run", "--until-idle")
-    if blog.job(job_id)["job"]["state"] == "RETRY_WAIT":
-        time.sleep(1.1)  # max_delay in the test config is 1 s
-        blog.ok("run", "--until-idle")
+    ended_early = store_now() < job["next_retry_at"]
+    assert ended_early, "the machine is too slow for this test: the run ended after the due time"
+    early = blog.job(job_id)["job"]
+    assert early["state"] == "RETRY_WAIT" and early["attempt"] == 1
+    assert blog.remote_log() == before and blog.commits_with_job(job_id) == 0
+    until_due(job)
+    blog.ok("run", "--until-idle")
     assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
     assert blog.commits_with_job(job_id) == 1
 
@@ -139,8 +148,6 @@ def test_remote_confirmation_ignores_local_branches(blog: Blog) -> None:
 
 
 def test_relay_named_job_delivers_now_without_waiting_for_its_time(tmp_path: Path) -> None:
-    from conftest import CONFIG, make_blog
-
     slow = CONFIG.replace("base_delay = 0.2", "base_delay = 3600")
     blog = make_blog(tmp_path, slow.replace("max_delay = 1.0", "max_delay = 7200"))
     job_id = blog.submit("k", article("Later", "Not due for an hour."))
