@@ -21,6 +21,12 @@ from pygit2.enums import ConfigLevel
 SOAK_ROUNDS = int(os.environ.get("GITPUB_SOAK_ROUNDS", "30"))
 SOAK_SEEDS = [int(s) for s in os.environ.get("GITPUB_SOAK_SEEDS", "20261130").split(",") if s]
 
+# Packages the contrib tests need, installed outside the source tree by .ci/run beforehand.
+MDX_DEPS = Path(
+    os.environ.get("GITPUB_TEST_MDX_DEPS")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gitpub-tests" / "mdx"
+)
+
 CONFIG = """\
 [publish]
 remote = "origin"

@@ -395,7 +395,7 @@ def test_budget_exhaustion_then_probe_publishes_without_new_draft(tmp_path: Path
     away = blog.remote.with_name("away.git")
     blog.remote.rename(away)
     try:
-        for _ in range(40):
+        for _ in range(8):  # four attempts exhaust the test config's budget
             blog.ok("run", "--until-idle", env=env)
             job = blog.job(job_id)["job"]
             if job["state"] == "FAILED":
@@ -442,6 +442,60 @@ def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> N
             leases.renew(ctx.store, mine, 60)
         assert jobs.require(ctx.store, job_id).state is State.RECEIVED
         assert [e["step"] for e in jobs.events(ctx.store, job_id)] == ["submit"]
+
+
+STEAL = """\
+import sqlite3, sys
+db, job_id, marker = sys.argv[1:]
+conn = sqlite3.connect(db, timeout=30)
+with conn:
+    taken = conn.execute(
+        "UPDATE blog_publication SET lease_owner = 'worker-b', lease_token = 'stolen',"
+        " lease_expires_at = '2999-01-01T00:00:00.000000Z'"
+        " WHERE job_id = ? AND state = 'PUSHING'",
+        (job_id,),
+    ).rowcount
+if taken:
+    open(marker, "w").close()
+"""
+
+
+def test_a_lease_taken_during_the_fetch_stops_the_push(tmp_path: Path) -> None:
+    """Another worker takes the job while this one's fetch is on the network; the check
+    before the push must notice, so the job is pushed by its new holder or not at all."""
+    blog, draft_log = counting_blog(tmp_path)
+    env = {"DRAFT_LOG": str(draft_log)}
+    job_id = blog.submit("k", article("Leased away", "Taken over mid-delivery."))
+    res = blog.blogpub(
+        "run", "--until-idle", env={**env, "GITPUB_CRASH_AT": "after_local_committed"}
+    )
+    assert res.returncode == 137
+    db = blog.root / ".git" / "blogpub" / "state.sqlite3"
+    (tmp_path / "steal.py").write_text(STEAL)
+    stolen = tmp_path / "stolen"
+    slow_network = tmp_path / "upload-pack.sh"
+    slow_network.write_text(
+        f'#!/bin/sh\n"{sys.executable}" "{tmp_path / "steal.py"}" "{db}" {job_id} "{stolen}"\n'
+        'exec git upload-pack "$@"\n'
+    )
+    slow_network.chmod(0o755)
+    blog.git("config", "remote.origin.uploadpack", str(slow_network))
+    before = blog.remote_log()
+    blog.ok("run", "--until-idle", env=env)
+    assert stolen.exists()  # the lease was taken while the job was being delivered
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "PUSHING"
+    assert blog.remote_log() == before and blog.commits_with_job(job_id) == 0
+    assert len(pushes(blog)) == 0
+
+    # The other worker dies; its lease runs out, and the job is delivered once.
+    blog.git("config", "--unset", "remote.origin.uploadpack")
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE blog_publication SET lease_expires_at = '2000-01-01T00:00:00.000000Z'")
+    conn.close()
+    blog.ok("run", "--until-idle", env=env)
+    assert_exactly_once(blog, [job_id], draft_log)
 
 
 def test_locks_taken_out_of_order_raise(tmp_path: Path) -> None:

@@ -106,6 +106,27 @@ def test_recheck_judges_each_new_remote_delta_once(blog: Blog) -> None:
     assert blog.remote_file("content/posts/y.mdx").startswith(b"---\ntitle: Y")
 
 
+def test_a_delta_already_judged_is_not_judged_again_after_a_rewrite(blog: Blog) -> None:
+    """While the judge says KEEP, someone rewrites the remote's history (same articles, new
+    commits): the job's last look is no longer an ancestor, but the delta's fingerprint is
+    the one already judged, so it is pushed without asking again."""
+    log = _with_recheck(blog)
+    other = blog.clone("other")
+    env = {"JUDGE_LOG": str(log)}
+    job_id = _committed_not_pushed(blog, "b", article("Garden", "Tomatoes need sun."), env)
+    _push_by_hand(other, "content/posts/x.mdx", article("Rust", "Borrowing rules."), "x")
+    rewrite = (
+        f"cd {other.root} && git commit -q --amend -m 'x, reworded' && "
+        "git push -q --force origin main"
+    )
+    blog.ok("run", "--until-idle", env={**env, "JUDGE_FIRST_CALL_RUNS": rewrite})
+    calls = _requests(log)
+    assert len(calls) == 1, calls
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "PUBLISHED" and blog.commits_with_job(job_id) == 1
+    assert blog.remote_git("log", "-1", "--format=%s", "main~1") == "x, reworded"
+
+
 def test_remote_changes_without_articles_need_no_judge(blog: Blog) -> None:
     log = _with_recheck(blog)
     other = blog.clone("other")
