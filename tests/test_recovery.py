@@ -318,11 +318,15 @@ def test_prepare_is_not_blocked_by_a_held_delivery_lock(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        wait_for(
-            lambda: blog.job(job_id)["job"]["state"] in ("LOCAL_COMMITTED", "PUSHING"),
+        state = wait_for(
+            lambda: (
+                blog.job(job_id)["job"]["state"] in ("LOCAL_COMMITTED", "PUSHING", "PUBLISHED")
+                and blog.job(job_id)["job"]["state"]
+            ),
             "the job to be committed while delivery is held",
         )
-        assert proc.poll() is None  # the worker now waits for delivery, as it should
+        assert state != "PUBLISHED"  # delivery waits for its lock ...
+        assert proc.poll() is None  # ... in a worker that is still running
         assert blog.remote_log() == before and blog.commits_with_job(job_id) == 0
     proc.communicate(timeout=120)
     assert proc.returncode == 0

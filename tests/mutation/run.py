@@ -164,6 +164,22 @@ MUTANTS = (
         (RECOVERY + "test_retry_waits_hold_no_lock",),
     ),
     Mutant(
+        "delivery without the delivery lock",
+        "gitpub/relay.py",
+        """    with ctx.locks.hold("delivery"):
+        result = _deliver_locked(ctx, job, probe)""",
+        """    with contextlib.nullcontext():
+        result = _deliver_locked(ctx, job, probe)""",
+        (RECOVERY + "test_prepare_is_not_blocked_by_a_held_delivery_lock",),
+    ),
+    Mutant(
+        "the demo stops saying what it regenerated",
+        "gitpub/commands/demo.py",
+        'note = " (font-only conflict: subsets regenerated)" if "fonts:regenerated"',
+        'note = "" if "fonts:regenerated"',
+        ("tests/test_demo.py::test_demo_builds_its_own_font_without_a_system_one",),
+    ),
+    Mutant(
         "external_sync staging every path",
         "gitpub/external_git.py",
         "return cfg.publish.content + cfg.font_outputs",
