@@ -308,10 +308,10 @@ def main() -> int:
             shutil.rmtree(probe)
             copy_package(probe)
 
+        pristine = base / "pristine"
+        copy_package(pristine)
+        check_copy_is_imported(pristine)
         if not args.no_baseline:
-            pristine = base / "pristine"
-            copy_package(pristine)
-            check_copy_is_imported(pristine)
             tests = tuple(dict.fromkeys(t for m in chosen for t in m.tests))
             code, out = run_tests(pristine, tests, args.timeout * 2)
             if code != 0:
