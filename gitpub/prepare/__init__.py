@@ -61,9 +61,17 @@ class Preparer:
             if manifest.sha256_bytes(data) == self.done[name].get("sha256"):
                 stored: dict[str, Any] = json.loads(data)
                 return stored
+        try:
+            computed = compute()
+        except StepFailed:
+            # Only successful answers are kept: a spooled answer that failed its contract
+            # (an exit 3, a text that is not JSON, a field of the wrong type) must not answer
+            # again once the operator has fixed the step and asked for a retry.
+            shutil.rmtree(self._spool(name), ignore_errors=True)
+            raise
         # Whatever a step said is persisted only after the sanitizer: a draft that leaked a
         # token becomes a redaction marker, which the secrets gate then sends to REVIEW.
-        answer: dict[str, Any] = sanitize_obj(compute())
+        answer: dict[str, Any] = sanitize_obj(computed)
         self.beat()
         data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
         write_atomic(path, data)
