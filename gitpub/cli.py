@@ -54,8 +54,8 @@ def topic() -> None:
 
 @topic.command("close")
 @click.argument("session")
-@click.option("--source", required=True, metavar="FILE|-")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--source", required=True, metavar="FILE|-", help="The source text (- for stdin).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
 def topic_close(c: _Ctx, session: str, source: str, as_json: bool) -> None:
     """Close SESSION and create (or return) its job for this close revision."""
@@ -96,7 +96,7 @@ def relay(c: _Ctx, job_ids: tuple[str, ...]) -> None:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--state", default=None, help="Only jobs in this state.")
 @pass_ctx
 def status(c: _Ctx, as_json: bool, state: str | None) -> None:
@@ -108,7 +108,7 @@ def status(c: _Ctx, as_json: bool, state: str | None) -> None:
 
 @cli.command()
 @click.argument("job_id", metavar="JOB")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
 def show(c: _Ctx, job_id: str, as_json: bool) -> None:
     """One job and its full event history."""
@@ -209,7 +209,7 @@ def uninstall(c: _Ctx) -> None:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
 def doctor(c: _Ctx, as_json: bool) -> None:
     """Check the repository, config, hooks, store, locks and worktrees."""
@@ -228,14 +228,29 @@ def gc(c: _Ctx) -> None:
 
 
 @cli.command("dry-run")
-@click.option("--source", required=True, metavar="FILE|-")
-@click.option("--target", default=None, metavar="PATH")
+@click.option("--source", required=True, metavar="FILE|-", help="The source text (- for stdin).")
+@click.option(
+    "--target", default=None, metavar="PATH", help="Article path inside a content folder."
+)
 @pass_ctx
 def dry_run(c: _Ctx, source: str, target: str | None) -> None:
     """Prepare in a throwaway worktree; print target, manifest and diff; persist nothing."""
     from gitpub.commands import dryrun as cmd
 
     cmd.main(c.path, source=source, target=target)
+
+
+def _show_usage_error(exc: click.UsageError) -> None:
+    """click's message, with a hint that works under git: `git blogpub --help` opens the
+    manual page (git turns it into `git help blogpub`), `-h` prints the short help."""
+    if exc.ctx is None:
+        exc.show()
+        return
+    path = exc.ctx.command_path
+    hint = f"Try '{path} -h' for help"
+    hint += " or 'git blogpub --help' for the manual." if path == "git blogpub" else "."
+    click.echo(f"{exc.ctx.get_usage()}\n{hint}\n", err=True)
+    click.echo(f"Error: {exc.format_message()}", err=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -245,6 +260,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("git blogpub: aborted", err=True)
         sys.exit(1)
+    except click.UsageError as exc:
+        _show_usage_error(exc)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
