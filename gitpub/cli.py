@@ -11,6 +11,7 @@ import click
 
 from gitpub.errors import GitpubError
 from gitpub.sanitize import sanitize
+from gitpub.states import State  # light: an enum and a table
 
 
 class _Ctx:
@@ -95,26 +96,65 @@ def relay(c: _Ctx, job_ids: tuple[str, ...]) -> None:
     cmd.relay(c.path, job_ids=job_ids)
 
 
+class _Since(click.ParamType):  # type: ignore[type-arg]  # generic in newer click
+    name = "WHEN"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from gitpub.timespec import parse_since
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_since(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--state", default=None, help="Only jobs in this state.")
+@click.option(
+    "--state",
+    type=click.Choice([s.value for s in State], case_sensitive=False),
+    default=None,
+    help="Only jobs in this state.",
+)
+@click.option("--all", "everything", is_flag=True, help="List every job, finished ones too.")
+@click.option(
+    "--since",
+    type=_Since(),
+    default=None,
+    help="Only jobs changed since WHEN (2h, 3d, 2026-11-30).",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="At most N jobs, the newest."
+)
 @pass_ctx
-def status(c: _Ctx, as_json: bool, state: str | None) -> None:
-    """Jobs, grouped by what they need."""
+def status(
+    c: _Ctx,
+    as_json: bool,
+    state: str | None,
+    everything: bool,
+    since: float | None,
+    limit: int | None,
+) -> None:
+    """What needs a person, what is in flight, and a summary of the finished jobs."""
     from gitpub.commands import status as cmd
 
-    cmd.main(c.path, as_json=as_json, state=state)
+    cmd.main(c.path, as_json=as_json, state=state, since=since, limit=limit, everything=everything)
 
 
 @cli.command()
-@click.argument("job_id", metavar="JOB")
+@click.argument("job_id", metavar="JOB", required=False)
+@click.option("--key", default=None, help="Find the job by its idempotency key instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
-def show(c: _Ctx, job_id: str, as_json: bool) -> None:
+def show(c: _Ctx, job_id: str | None, key: str | None, as_json: bool) -> None:
     """One job and its full event history."""
     from gitpub.commands import status as cmd
 
-    cmd.show(c.path, job_id=job_id, as_json=as_json)
+    if (job_id is None) == (key is None):
+        raise click.UsageError("give either JOB or --key KEY")
+    cmd.show(c.path, job_id=job_id, key=key, as_json=as_json)
 
 
 @cli.command()

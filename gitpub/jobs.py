@@ -142,11 +142,13 @@ def require(store: Store, job_id: str) -> Job:
     job = get(store, job_id)
     if job:
         return job
+    if len(job_id) < 4:
+        raise InputError(f"job {job_id}: ids need 4+ characters")
     rows = store.conn.execute(
         "SELECT * FROM blog_publication WHERE job_id LIKE ? ESCAPE '\\' LIMIT 2",
         (job_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
     ).fetchall()
-    if len(rows) == 1 and len(job_id) >= 4:
+    if len(rows) == 1:
         return Job.from_row(rows[0])
     if len(rows) > 1:
         raise InputError(f"job {job_id}: ambiguous id prefix")
