@@ -125,7 +125,7 @@ class Preparer:
         try:
             path = self.article_path(draft)
         except InputError as exc:
-            return Outcome(State.REVIEW, f"draft path: {exc.message}")
+            return Outcome(State.REVIEW, exc.message)
 
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
         articles = {p: b for p, b in existing.items() if p.endswith(cfg.publish.suffixes)}
@@ -138,9 +138,9 @@ class Preparer:
             return Outcome(State.SKIPPED, verdict.get("reason") or "judge: duplicate")
         if verdict["decision"] == "UPDATE":
             try:
-                path = jobs.check_target(cfg, self.ctx.repo.root, verdict["target"])
+                path = jobs.check_target(cfg, self.ctx.repo.root, verdict["target"], "judge target")
             except InputError as exc:
-                return Outcome(State.REVIEW, f"judge target: {exc.message}")
+                return Outcome(State.REVIEW, exc.message)
         text = draft["text"]
         before = existing.get(path)
         self.job = jobs.record(
@@ -203,13 +203,16 @@ class Preparer:
 
     def article_path(self, draft: dict[str, Any]) -> str:
         cfg = self.ctx.config
-        chosen = draft.get("path") or self.job.requested_target
+        chosen, origin = draft.get("path"), "draft path"
+        if not chosen and self.job.requested_target:
+            chosen, origin = self.job.requested_target, "--target"
         if not chosen:
+            origin = "article path"
             fm = parse(draft["text"]).fields
             slug = slugify(fm.get("slug", "")) or slugify(fm.get("title", ""))
             slug = slug or f"post-{self.job.job_id[:8]}"
             chosen = f"{cfg.publish.content[0]}/{slug}{cfg.publish.suffixes[0]}"
-        return jobs.check_target(cfg, self.ctx.repo.root, chosen)
+        return jobs.check_target(cfg, self.ctx.repo.root, chosen, origin)
 
     def judge(self, path: str, text: str, articles: dict[str, bytes]) -> dict[str, Any]:
         request = {
