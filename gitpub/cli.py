@@ -160,7 +160,8 @@ def show(c: _Ctx, job_id: str | None, key: str | None, as_json: bool) -> None:
 @cli.command()
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 def demo(directory: Path | None) -> None:
-    """Scratch blog + bare remote in DIRECTORY; publish a sample article end to end."""
+    """Scratch blog, remote and second writer in DIRECTORY: four jobs, three published, one
+    stopped in CONFLICT by a person's edit."""
     from gitpub.commands import demo as cmd
 
     cmd.main(directory)
