@@ -68,6 +68,7 @@ def test_status_lists_open_jobs_in_full_and_summarizes_the_finished(
     assert lines[-1] == "  … 5 more (`git blogpub status --all` lists every job)"
     assert len(lines) == 16  # a screenful, however long the blog has lived
 
+    assert blog.ok("status", "--state", "conflict").stdout.strip() == "no jobs match"
     everything = blog.ok("status", "--all").stdout
     assert everything.count("PUBLISHED") == 15 and review[:8] in everything
 

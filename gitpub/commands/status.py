@@ -99,8 +99,8 @@ def main(
 
 def _print(ctx: Context, listing: joblist.Listing, *, filtered: bool) -> None:
     rows, width = listing.jobs, _width()
-    if not rows and not listing.finished:
-        say("no jobs")
+    if not rows and (filtered or not listing.finished):
+        say("no jobs" if not filtered else "no jobs match")
     _hand_edits(ctx)
     finished = [j for j in rows if j.state in joblist.FINISHED]
     groups = (
