@@ -27,6 +27,7 @@ def test_retry_after_review_reuses_the_draft(tmp_path: Path) -> None:
         f'review = [["{py}", "{tmp_path / "gate.py"}"]]\n'
     )
     blog = make_blog(tmp_path, cfg)
+    blog.trust()
     flag = tmp_path / "closed"
     flag.write_text("")
     env = {"DRAFT_LOG": str(tmp_path / "draft.log"), "GATE_FLAG": str(flag)}
@@ -99,6 +100,7 @@ def test_retry_runs_a_failed_judge_again_with_the_fixed_config(tmp_path: Path, f
     py = sys.executable
     steps = f'\n[steps]\ndraft = ["{py}", "{tmp_path / "draft.py"}"]\njudge = ["{py}", "%s"]\n'
     blog = make_blog(tmp_path, CONFIG + steps % (tmp_path / "bad_judge.py"))
+    blog.trust()
     log = tmp_path / "judge.log"
     env = {"DRAFT_LOG": str(tmp_path / "draft.log"), "JUDGE_LOG": str(log)}
     job_id = blog.submit("k", article("Judged", "A judge that fails first, then works."))
@@ -108,6 +110,7 @@ def test_retry_runs_a_failed_judge_again_with_the_fixed_config(tmp_path: Path, f
 
     # The operator fixes steps.judge and retries: the judge is asked again, not the spool.
     (blog.root / ".blogpub.toml").write_text(CONFIG + steps % (tmp_path / "good_judge.py"))
+    blog.trust()  # a changed command is allowed again by the operator who changed it
     blog.ok("retry", job_id)
     blog.ok("run", "--until-idle", env=env)
     shown = blog.job(job_id)
@@ -122,6 +125,7 @@ def test_retry_runs_a_failed_draft_again(tmp_path: Path) -> None:
     draft.write_text(DRAFT.replace("print(json.dumps", "sys.exit(5)\nprint(json.dumps"))
     py = sys.executable
     blog = make_blog(tmp_path, CONFIG + f'\n[steps]\ndraft = ["{py}", "{draft}"]\n')
+    blog.trust()
     env = {"DRAFT_LOG": str(tmp_path / "draft.log")}
     job_id = blog.submit("k", article("Drafted", "A draft that fails first."))
     blog.ok("run", "--until-idle", env=env)

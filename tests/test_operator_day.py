@@ -43,6 +43,7 @@ def test_a_bad_draft_path_is_named_as_the_drafts_not_as_target(tmp_path: Path) -
         "print(json.dumps({'text': req['source'], 'path': 'elsewhere/post.md'}))\n"
     )
     blog = make_blog(tmp_path, CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{draft}"]\n')
+    blog.trust()
     job_id = blog.submit("k", article("Astray", "The draft puts it elsewhere."))
     blog.ok("run", "--until-idle")
     shown = blog.job(job_id)

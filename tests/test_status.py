@@ -46,6 +46,7 @@ def busy(tmp_path: Path) -> tuple[Blog, str, str]:
     py = sys.executable
     (tmp_path / "gate.py").write_text(GATE)
     blog = make_blog(tmp_path, CONFIG + f'\n[steps]\nreview = [["{py}", "{tmp_path}/gate.py"]]\n')
+    blog.trust()
     review = blog.submit("needs-editor", article("Gated", "An editor has to look."))
     blog.ok("run", "--until-idle")
     fresh = blog.submit("fresh", article("Fresh", "Not run yet."))
