@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sqlite3
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -16,7 +15,8 @@ from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitpubError, InputError
 from gitpub.files import write_atomic
-from gitpub.sanitize import sanitize
+from gitpub.sanitize import sanitize, sanitize_obj
+from gitpub.scan import FINGERPRINT_CHARS
 from gitpub.states import State, check_transition
 from gitpub.store import Store, now
 from gitpub.types import JobId, Sha256
@@ -218,7 +218,11 @@ def resolution_path(ctx: Context, job_id: str) -> Path:
 
 
 def _canonical(detail: Mapping[str, Any] | None) -> str:
-    return sanitize(json.dumps(detail or {}, sort_keys=True, ensure_ascii=False, default=str))
+    # Value by value (keys included), not the serialized string: our own field names are no
+    # context for a secret rule, so `{"key": "<a request uuid>"}` stays readable while a
+    # token inside any value is still redacted.
+    plain = json.loads(json.dumps(detail or {}, default=str))
+    return json.dumps(sanitize_obj(plain), sort_keys=True, ensure_ascii=False)
 
 
 def _append_event(
@@ -252,11 +256,42 @@ def note(conn: sqlite3.Connection, job_id: str, step: str, detail: Mapping[str, 
     _append_event(conn, job_id, None, None, step, detail)
 
 
+def check_allow(allow: Iterable[str]) -> tuple[str, ...]:
+    """`--allow` values, each a fingerprint as `git blogpub scan` prints it."""
+    out: list[str] = []
+    for value in allow:
+        value = value.strip().lower()
+        if len(value) != FINGERPRINT_CHARS or value.strip("0123456789abcdef"):
+            raise InputError(
+                f"--allow {value!r}: not a fingerprint ({FINGERPRINT_CHARS} hex digits, "
+                "as `git blogpub scan` prints them)"
+            )
+        out.append(value)
+    return tuple(sorted(set(out)))
+
+
+def allowed(ctx: Context, job_id: str) -> frozenset[str]:
+    """Fingerprints this job may publish as written: the repository's `[scan] allow` plus
+    those a person passed with `submit --allow` or `resolve --continue --allow` (the
+    events keep only fingerprints, never the text they stand for)."""
+    rows = ctx.store.conn.execute(
+        "SELECT detail FROM blog_publication_event WHERE job_id = ? AND detail LIKE '%allow%'",
+        (job_id,),
+    ).fetchall()
+    extra: set[str] = set()
+    for (detail,) in rows:
+        value = json.loads(detail).get("allow")
+        if isinstance(value, list):
+            extra.update(str(v) for v in value)
+    return ctx.config.scan.allow | frozenset(extra)
+
+
 def create(
     ctx: Context,
     *,
     key: str,
     source: str,
+    allow: Sequence[str] = (),
     kind: str = "article",
     topic: str | None = None,
     target: str | None = None,
@@ -272,7 +307,9 @@ def create(
     if existing:
         return existing, False
     job_id = JobId(str(uuid.uuid4()))
-    clean = sanitize(source)
+    # The source is kept as written only where a person allowed a finding by fingerprint;
+    # anything else the ruleset sees is redacted before it touches the disk.
+    clean = sanitize(source, ctx.config.scan.allow | frozenset(allow))
     source_path = ctx.job_dir(job_id) / "source.txt"
     # The file first, then the row: a crash between them leaves an orphan file that gc
     # removes, never a row pointing at nothing.
@@ -304,19 +341,24 @@ def create(
                 None,
                 State.RECEIVED,
                 "submit",
-                {"key": key, "kind": kind, "target": target},
+                {
+                    "key": key,
+                    "kind": kind,
+                    "target": target,
+                    **({"allow": sorted(allow)} if allow else {}),
+                },
             )
             if conn_hook is not None:
                 conn_hook(conn, job_id)
     except sqlite3.IntegrityError:
         # Lost a race with a concurrent submit of the same key: theirs is the job.
-        shutil.rmtree(ctx.job_dir(job_id), ignore_errors=True)
+        _remove_tree(ctx.job_dir(job_id))
         winner = by_key(store, key)
         if winner is None:
             raise
         return winner, False
     except BaseException:
-        shutil.rmtree(ctx.job_dir(job_id), ignore_errors=True)
+        _remove_tree(ctx.job_dir(job_id))
         raise
     job = get(store, job_id)
     assert job is not None
@@ -324,14 +366,26 @@ def create(
 
 
 def submit(
-    ctx: Context, *, key: str, text: str, target: str | None = None, topic: str | None = None
+    ctx: Context,
+    *,
+    key: str,
+    text: str,
+    target: str | None = None,
+    topic: str | None = None,
+    allow: Sequence[str] = (),
 ) -> tuple[Job, bool]:
     """The one entry for new publications (CLI and API): validate, then create or find."""
     if not key.strip():
         raise InputError("--key must not be empty")
     if target is not None:
         target = check_target(ctx.config, ctx.repo.root, target)
-    return create(ctx, key=key, source=text, target=target, topic=topic)
+    return create(ctx, key=key, source=text, target=target, topic=topic, allow=allow)
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil  # only on this failure path: `submit` should not pay for importing it
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def read_source(ctx: Context, job: Job) -> str:

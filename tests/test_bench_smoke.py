@@ -46,3 +46,15 @@ def test_status_benchmark_runs_and_lists_a_screenful(tmp_path: Path) -> None:
     assert set(rows) == {"status", "status --json", "status --all", "queries only"}
     assert rows["status"][-2] == "16"  # 2 open jobs + the newest 10 finished, headings, tail
     assert rows["status --all"][-2] == "55"
+
+
+def test_scan_benchmark_reports_recall_false_positives_and_speed(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_scan.py", "--quick", "--gitpub-only")
+    row = next(line for line in out.splitlines() if line.startswith("gitpub"))
+    assert row.split()[-1].replace(".", "").isdigit()  # MB/s
+    assert "in prose" in out and "FP files" in out
+
+
+def test_submit_benchmark_runs_and_submit_loads_no_heavy_module(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_submit.py", "--rounds", "1")
+    assert "heavy modules imported by submit: none" in out
