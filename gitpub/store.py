@@ -74,6 +74,14 @@ _MIGRATIONS: tuple[str, ...] = (
         is_open INTEGER NOT NULL DEFAULT 1
     );
     """,
+    # version 2: `status` reads the newest finished jobs per state and jobs changed since a
+    # moment through these, so its time does not grow with years of finished jobs. Additive
+    # and idempotent: it only adds indexes.
+    """
+    CREATE INDEX IF NOT EXISTS blog_publication_state_updated
+        ON blog_publication (state, updated_at);
+    CREATE INDEX IF NOT EXISTS blog_publication_updated ON blog_publication (updated_at);
+    """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
