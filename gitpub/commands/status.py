@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -27,6 +29,9 @@ def _age(stamp: str) -> str:
 
 
 def _width() -> int:
+    """The terminal's width; piped output (a script, a log) is never cut, only flattened."""
+    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
+        return 100_000
     return max(40, shutil.get_terminal_size((120, 24)).columns)
 
 
