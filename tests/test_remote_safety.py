@@ -287,9 +287,14 @@ def test_resolve_needs_exactly_one_choice(blog: Blog) -> None:
 
 def test_topic_close_is_one_job_per_revision(blog: Blog) -> None:
     src = blog.root.parent / "topic.mdx"
-    src.write_text(
-        article("Topic", "What we learned in this session. Bearer abcdefghijklmnop123456")
-    )
+    # A token in the topic's text is refused at the door, as submit refuses it: no job, no
+    # revision, no state at all.
+    token = secret_corpus.one("np.github.1")
+    src.write_text(article("Topic", f"What we learned in this session. Token {token}"))
+    res = blog.blogpub("topic", "close", "S1", "--source", str(src))
+    assert res.returncode == 1 and "nothing was recorded" in res.stderr, res.stderr
+    assert not (blog.root / ".git" / "blogpub").exists()
+    src.write_text(article("Topic", "What we learned in this session."))
     first = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
     again = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
     assert first["created"] and not again["created"] and again["job_id"] == first["job_id"]
@@ -300,8 +305,8 @@ def test_topic_close_is_one_job_per_revision(blog: Blog) -> None:
     assert keys == ["topic:S1:1", "topic:S1:2"]
     again2 = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
     assert again2["job_id"] == third["job_id"]
-    # The token in the topic's text reached no file, no status line: only its redaction.
-    _assert_never_persisted(blog, "abcdefghijklmnop123456")
+    # The refused token reached no file, no status line.
+    _assert_never_persisted(blog, token)
 
 
 def _assert_never_persisted(blog: Blog, token: str) -> None:

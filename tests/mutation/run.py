@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RECOVERY = "tests/test_recovery.py::"
 SAFETY = "tests/test_remote_safety.py::"
 PUBLISH = "tests/test_publish.py::"
+SECRETS = "tests/test_secrets.py::"
 STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
 
 
@@ -61,9 +62,23 @@ MUTANTS = (
     Mutant(
         "the sanitizer does nothing",
         "gitpub/sanitize.py",
-        "text = pattern.sub(functools.partial(_replacement, kind), text)",
-        "text = text",
-        (SAFETY + "test_topic_close_is_one_job_per_revision",),
+        "    return redact(text, allow=allow)",
+        "    return text",
+        (SECRETS + "test_a_request_uuid_as_key_stays_readable_while_a_token_is_redacted",),
+    ),
+    Mutant(
+        "submit's refusal of secrets skipped",
+        "gitpub/commands/submit.py",
+        "    scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allow))",
+        "    pass",
+        (SECRETS + "test_submit_refuses_a_secret_and_records_nothing",),
+    ),
+    Mutant(
+        "an external command runs without this node's trust",
+        "gitpub/trust/__init__.py",
+        "if not here.ok or (role, tuple(argv)) not in here.current.commands:",
+        "if False:",
+        ("tests/test_trust.py::test_a_pushed_command_never_runs_until_this_node_trusts_it",),
     ),
     Mutant(
         "no lease renewal before a push",
@@ -205,6 +220,13 @@ MUTANTS = (
         "    tip = repo.resolve('refs/heads/leftover') or tip\n"
         "    hide = [base] if base else []",
         (PUBLISH + "test_remote_confirmation_ignores_local_branches",),
+    ),
+    Mutant(
+        "a half-made job worktree left in place",
+        "gitpub/repair.py",
+        "        if half.ours:",
+        "        if False:",
+        ("tests/test_wedge.py::test_a_half_made_worktree_left_by_git_worktree_add_is_repaired",),
     ),
 )
 
