@@ -67,8 +67,9 @@ class StepsConfig:
     scan: StepSpec = "builtin:secrets"
     validate: StepSpec = "builtin:mdx"
     timeout: float = 120.0
-    similarity_skip: float = 0.85  # at or above: the candidate duplicates an existing article
-    similarity_update: float = 0.5  # at or above (and below skip): it updates that article
+    similarity_skip: float = 0.85  # at or above: a new article duplicates another one
+    similarity_update: float = 0.5  # at or above (and below skip): the score is recorded
+    similar: str = "record"  # "record" or "review": what a recorded similar score does
 
 
 @dataclass(frozen=True)
@@ -281,6 +282,7 @@ def _steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
             "timeout",
             "similarity_skip",
             "similarity_update",
+            "similar",
         }
     )
     review_raw = r.data.get("review", [list(a) for a in base.review])
@@ -298,6 +300,7 @@ def _steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
         timeout=r.number("timeout", base.timeout, lo=0.001),
         similarity_skip=r.number("similarity_skip", base.similarity_skip),
         similarity_update=r.number("similarity_update", base.similarity_update),
+        similar=r.choice("similar", base.similar, ("record", "review")),
     )
 
 

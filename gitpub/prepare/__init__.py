@@ -21,9 +21,11 @@ from gitpub.errors import InputError
 from gitpub.files import write_atomic
 from gitpub.jobs import Job
 from gitpub.prepare import manifest, steps
-from gitpub.prepare.frontmatter import parse, slugify
+from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
 from gitpub.sanitize import sanitize_obj
+from gitpub.site.article import Article
+from gitpub.site.paths import slugify
 from gitpub.states import State
 from gitpub.types import Oid
 
@@ -115,9 +117,11 @@ class Preparer:
             # path, and no judge — the person has decided. The gates still run.
             draft = {"text": resolved.read_text("utf-8"), "path": self.job.target_path}
         try:
-            path = self.article_path(draft)
+            target = self.article_path(draft)
         except InputError as exc:
             return Outcome(State.REVIEW, f"draft path: {exc.message}")
+        path = target.path
+        text = draft["text"]
 
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
         articles = {p: b for p, b in existing.items() if p.endswith(cfg.publish.suffixes)}
@@ -125,21 +129,19 @@ class Preparer:
             kind = "UPDATE" if path in articles else "NEW"
             verdict = {"decision": kind, "target": path, "reason": "resolved by an operator"}
         else:
-            verdict = self.checkpoint("judge", lambda: self.judge(path, draft["text"], articles))
-        if verdict["decision"] == "SKIP":
-            return Outcome(State.SKIPPED, verdict.get("reason") or "judge: duplicate")
-        if verdict["decision"] == "UPDATE":
-            try:
-                path = jobs.check_target(cfg, self.ctx.repo.root, verdict["target"])
-            except InputError as exc:
-                return Outcome(State.REVIEW, f"judge target: {exc.message}")
-        text = draft["text"]
+            ruled = rules.before_judge(target, text.encode("utf-8"), existing)
+            if ruled is not None:
+                return Outcome(ruled.state, ruled.reason)
+            verdict = self.checkpoint("judge", lambda: self.judge(path, text, articles))
+            ruled = rules.after_judge(target, verdict, cfg.steps)
+            if ruled is not None:
+                return Outcome(ruled.state, ruled.reason)
         before = existing.get(path)
         self.job = jobs.record(
             self.ctx.store,
             self.job,
             "target",
-            {"path": path, "decision": verdict["decision"]},
+            {"path": path, "decision": verdict["decision"], "origin": target.origin},
             target_path=path,
             target_blob_sha256=manifest.sha256_bytes(before) if before is not None else None,
         )
@@ -193,15 +195,22 @@ class Preparer:
         steps.check_draft(answer)
         return answer
 
-    def article_path(self, draft: dict[str, Any]) -> str:
+    def article_path(self, draft: dict[str, Any]) -> rules.Target:
         cfg = self.ctx.config
-        chosen = draft.get("path") or self.job.requested_target
-        if not chosen:
-            fm = parse(draft["text"]).fields
-            slug = slugify(fm.get("slug", "")) or slugify(fm.get("title", ""))
-            slug = slug or f"post-{self.job.job_id[:8]}"
+        if draft.get("path"):
+            chosen, explicit, origin = draft["path"], True, "draft path"
+        elif self.job.requested_target:
+            chosen, explicit, origin = self.job.requested_target, True, "--target"
+        else:
+            art = Article.read(draft["text"])
+            slug, explicit, origin = slugify(art.slug or ""), True, "front-matter slug"
+            if not slug:
+                slug, explicit, origin = slugify(art.title or ""), False, "title"
+            if not slug:
+                slug, explicit, origin = f"post-{self.job.job_id[:8]}", False, "job id"
             chosen = f"{cfg.publish.content[0]}/{slug}{cfg.publish.suffixes[0]}"
-        return jobs.check_target(cfg, self.ctx.repo.root, chosen)
+        path = jobs.check_target(cfg, self.ctx.repo.root, chosen)
+        return rules.Target(path, explicit, origin)
 
     def judge(self, path: str, text: str, articles: dict[str, bytes]) -> dict[str, Any]:
         request = {

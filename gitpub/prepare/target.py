@@ -1,0 +1,72 @@
+"""Where a job writes, and the rules that keep it off every other article.
+
+The path is the writer's: `--target`, the draft's `path` or the front matter's `slug` are
+instructions and bind; a path gitpub derives (from a title, a template, the job id) is only a
+proposal, and never a reason to replace a file someone else wrote. A judge may call the
+article a duplicate, but it never moves the job onto another path: an UPDATE names the job's
+own target or the job waits for a person."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gitpub.config import StepsConfig
+from gitpub.states import State
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    explicit: bool  # the writer named it (--target, draft path, front-matter slug)
+    origin: str  # where the path came from, for the job's history
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the path rules say before or after the judge: an end state and its reason."""
+
+    state: State  # SKIPPED or REVIEW
+    reason: str
+
+
+def before_judge(target: Target, data: bytes, existing: Mapping[str, bytes]) -> Verdict | None:
+    """Decisions that need no judge: the same bytes are already there, or a derived path would
+    replace a file nobody asked to replace."""
+    before = existing.get(target.path)
+    if before is None:
+        return None
+    if before == data:
+        return Verdict(State.SKIPPED, f"no change: {target.path} already holds these bytes")
+    if not target.explicit:
+        return Verdict(
+            State.REVIEW,
+            f"{target.path} already exists; pass --target {target.path} to update it",
+        )
+    return None
+
+
+def after_judge(target: Target, verdict: Mapping[str, Any], steps: StepsConfig) -> Verdict | None:
+    """The judge's answer held to the path rules."""
+    decision = verdict["decision"]
+    if decision == "SKIP":
+        return Verdict(State.SKIPPED, str(verdict.get("reason") or "judge: duplicate"))
+    if decision == "UPDATE" and verdict.get("target") != target.path:
+        return Verdict(
+            State.REVIEW,
+            f"judge pointed at another article ({verdict.get('target')}), "
+            f"not this job's target {target.path}",
+        )
+    score = verdict.get("score")
+    if (
+        decision == "NEW"
+        and steps.similar == "review"
+        and isinstance(score, (int, float))
+        and score >= steps.similarity_update
+    ):
+        return Verdict(
+            State.REVIEW,
+            f'{score:.2f} similar to {verdict.get("similar")} ([steps] similar = "review")',
+        )
+    return None
