@@ -12,6 +12,7 @@ from typing import Any, Union
 import platformdirs
 
 from gitpub.errors import ConfigError
+from gitpub.site.paths import check_template
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,6 +32,7 @@ class PublishConfig:
     content: tuple[str, ...] = ("content/posts",)
     suffixes: tuple[str, ...] = (".mdx", ".md")
     max_source_bytes: int = 2 * 1024 * 1024
+    path: str | None = None  # template: {slug}, {title}, {date:<strftime>}
 
 
 @dataclass(frozen=True)
@@ -168,8 +170,10 @@ class _Reader:
             )
         return value
 
-    def step(self, key: str, default: StepSpec) -> StepSpec:
+    def step(self, key: str, default: StepSpec, optional: bool = False) -> StepSpec:
         value = self.data.get(key, default)
+        if optional and isinstance(value, (list, tuple)) and not value:
+            return ()  # an empty list turns this gate off
         if isinstance(value, str) and value.startswith("builtin:"):
             known = BUILTIN_STEPS[key]
             if value not in known:
@@ -204,7 +208,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _publish(path: Path, data: Any) -> PublishConfig:
     r = _Reader(path, "publish", data)
-    r.check_known({"remote", "branch", "content", "suffixes", "max_source_bytes"})
+    r.check_known({"remote", "branch", "content", "suffixes", "max_source_bytes", "path"})
     d = PublishConfig()
     content = tuple(
         _relative_path(path, "publish.content", c) for c in r.strings("content", d.content)
@@ -213,7 +217,13 @@ def _publish(path: Path, data: Any) -> PublishConfig:
     for s in suffixes:
         if not s.startswith("."):
             raise ConfigError(f"{path}: publish.suffixes entries must start with '.', got {s!r}")
+    template = r.string("path", "-") if "path" in r.data else None
+    if template is not None:
+        why = check_template(template)
+        if why:
+            raise ConfigError(f"{path}: publish.path = {template!r}: {why}")
     return PublishConfig(
+        path=template,
         remote=r.string("remote", d.remote),
         branch=r.string("branch", d.branch),
         content=content,
@@ -296,7 +306,7 @@ def _steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
         recheck=r.step("recheck", base.recheck),
         review=tuple(tuple(a) for a in review_raw),
         scan=r.step("scan", base.scan),
-        validate=r.step("validate", base.validate),
+        validate=r.step("validate", base.validate, optional=True),
         timeout=r.number("timeout", base.timeout, lo=0.001),
         similarity_skip=r.number("similarity_skip", base.similarity_skip),
         similarity_update=r.number("similarity_update", base.similarity_update),

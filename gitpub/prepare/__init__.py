@@ -12,6 +12,7 @@ import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,10 @@ from gitpub.prepare import manifest, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
 from gitpub.sanitize import sanitize_obj
+from gitpub.site import paths
 from gitpub.site.article import Article
-from gitpub.site.paths import slugify
 from gitpub.states import State
+from gitpub.store import parse_time
 from gitpub.types import Oid
 
 STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest")
@@ -149,7 +151,9 @@ class Preparer:
         gates: list[tuple[str, Any]] = [
             (f"review{i}", argv) for i, argv in enumerate(cfg.steps.review)
         ]
-        gates += [("scan", cfg.steps.scan), ("validate", cfg.steps.validate)]
+        gates += [("scan", cfg.steps.scan)]
+        if cfg.steps.validate:  # `validate = []` turns validation off
+            gates.append(("validate", cfg.steps.validate))
         for name, spec in gates:
             answer = self.checkpoint(name, functools.partial(self.gate, name, spec, path, text))
             if not answer["ok"]:
@@ -202,13 +206,14 @@ class Preparer:
         elif self.job.requested_target:
             chosen, explicit, origin = self.job.requested_target, True, "--target"
         else:
-            art = Article.read(draft["text"])
-            slug, explicit, origin = slugify(art.slug or ""), True, "front-matter slug"
-            if not slug:
-                slug, explicit, origin = slugify(art.title or ""), False, "title"
-            if not slug:
-                slug, explicit, origin = f"post-{self.job.job_id[:8]}", False, "job id"
-            chosen = f"{cfg.publish.content[0]}/{slug}{cfg.publish.suffixes[0]}"
+            named = paths.derive(
+                cfg.publish.path,
+                cfg.publish.content[0],
+                cfg.publish.suffixes[0],
+                Article.read(draft["text"]),
+                submitted=datetime.fromtimestamp(parse_time(self.job.created_at), timezone.utc),
+            )
+            chosen, explicit, origin = named.path, named.explicit, named.origin
         path = jobs.check_target(cfg, self.ctx.repo.root, chosen)
         return rules.Target(path, explicit, origin)
 

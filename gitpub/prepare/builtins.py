@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitpub.sanitize import scan
+from gitpub.site import validate
 from gitpub.site.frontmatter import parse
 
 
@@ -97,75 +98,12 @@ def secrets(request: Mapping[str, Any]) -> dict[str, Any]:
     return {"ok": False, "reason": f"{first.kind}-like secret", "line": first.line}
 
 
-# ------------------------------------------------------------------------------ MDX
-
-REQUIRED_KEYS = ("title",)
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_TAG = re.compile(r"<(/?)([A-Za-z][\w.\-]*)((?:\s+[^<>]*?)?)(/?)>")
-_VOID = frozenset(
-    {
-        "br",
-        "hr",
-        "img",
-        "input",
-        "meta",
-        "link",
-        "area",
-        "base",
-        "col",
-        "embed",
-        "source",
-        "track",
-        "wbr",
-    }
-)
-_INLINE_CODE = re.compile(r"(`+).*?\1")
+# ----------------------------------------------------------------------- validation
 
 
 def mdx(request: Mapping[str, Any]) -> dict[str, Any]:
-    """Front matter parses with the required keys, fences close, tags balance outside code."""
-    text = str(request["text"])
-    fm = parse(text)
-    if fm.error:
-        return {"ok": False, "reason": f"front matter: {fm.error}", "line": fm.body_start_line}
-    for key in REQUIRED_KEYS:
-        if not fm.text(key):
-            return {"ok": False, "reason": f"front matter lacks {key!r}", "line": 1}
-    lines = text.split("\n")
-    fence: tuple[str, int] | None = None
-    stack: list[tuple[str, int]] = []
-    for number in range(fm.body_start_line, len(lines) + 1):
-        line = lines[number - 1]
-        m = _FENCE.match(line)
-        if fence is not None:
-            if (
-                m
-                and m.group(1)[0] == fence[0][0]
-                and len(m.group(1)) >= len(fence[0])
-                and not line.strip()[len(m.group(1)) :].strip()
-            ):
-                fence = None
-            continue
-        if m:
-            fence = (m.group(1), number)
-            continue
-        for tag in _TAG.finditer(_INLINE_CODE.sub("", line)):
-            closing, name, _, selfclosing = tag.groups()
-            if selfclosing or name.lower() in _VOID:
-                continue
-            if not closing:
-                stack.append((name, number))
-            elif not stack or stack[-1][0] != name:
-                return {
-                    "ok": False,
-                    "reason": f"closing tag </{name}> does not match",
-                    "line": number,
-                }
-            else:
-                stack.pop()
-    if fence is not None:
-        return {"ok": False, "reason": "code fence is never closed", "line": fence[1]}
-    if stack:
-        name, number = stack[-1]
-        return {"ok": False, "reason": f"tag <{name}> is never closed", "line": number}
-    return {"ok": True}
+    """Validation by the article's file type (`gitpub.site.validate`)."""
+    problem = validate.check(str(request["path"]), str(request["text"]))
+    if problem is None:
+        return {"ok": True}
+    return {"ok": False, "reason": problem.reason, "line": problem.line}
