@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import stat
 import sys
+import unicodedata
 from pathlib import Path
 
 from conftest import CONFIG, Blog, article, make_blog
@@ -139,3 +140,21 @@ def test_external_judge_pointing_at_another_article_goes_to_review(tmp_path: Pat
     )
     assert shown["job"]["state"] == "REVIEW"
     assert reason(shown).startswith("judge pointed at another article (content/posts/hello.mdx)")
+
+
+def test_a_target_equal_up_to_case_or_normalization_goes_to_review(blog: Blog) -> None:
+    upper = publish_one(
+        blog, "a", article("Hi", "Another hello."), "--target", "content/posts/HELLO.mdx"
+    )
+    assert upper["job"]["state"] == "REVIEW"
+    assert reason(upper) == (
+        "content/posts/HELLO.mdx collides with content/posts/hello.mdx "
+        "on case-insensitive file systems"
+    )
+    composed = unicodedata.normalize("NFC", "content/posts/café.mdx")
+    first = publish_one(blog, "b", article("Café", "Coffee notes."), "--target", composed)
+    assert first["job"]["state"] == "PUBLISHED"
+    decomposed = unicodedata.normalize("NFD", composed)
+    second = publish_one(blog, "c", article("Café", "Tea notes."), "--target", decomposed)
+    assert second["job"]["state"] == "REVIEW"
+    assert reason(second).endswith(f"collides with {composed} on case-insensitive file systems")

@@ -8,7 +8,8 @@ own target or the job waits for a person."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,11 @@ class Verdict:
 def before_judge(target: Target, data: bytes, existing: Mapping[str, bytes]) -> Verdict | None:
     """Decisions that need no judge: the same bytes are already there, or a derived path would
     replace a file nobody asked to replace."""
+    twin = collision(target.path, existing)
+    if twin is not None:
+        return Verdict(
+            State.REVIEW, f"{target.path} collides with {twin} on case-insensitive file systems"
+        )
     before = existing.get(target.path)
     if before is None:
         return None
@@ -45,6 +51,29 @@ def before_judge(target: Target, data: bytes, existing: Mapping[str, bytes]) -> 
             f"{target.path} already exists; pass --target {target.path} to update it",
         )
     return None
+
+
+def fold(path: str) -> str:
+    """A path as a case-insensitive, normalizing file system (macOS, Windows) sees it."""
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+def collision(path: str, existing: Iterable[str]) -> str | None:
+    """Another existing path or folder that is the same one on such a file system, if any:
+    `Foo.md` beside `foo.md`, a name written once in NFC and once in NFD, or a bundle folder
+    `Post/` beside `post/`."""
+    mine = _prefixes(path)
+    for other in sorted(existing):
+        for key, real in _prefixes(other).items():
+            if key in mine and mine[key] != real:
+                return real
+    return None
+
+
+def _prefixes(path: str) -> dict[str, str]:
+    """Folded form → real form of the path and of each folder on its way."""
+    parts = path.split("/")
+    return {fold(p): p for p in ("/".join(parts[: i + 1]) for i in range(len(parts)))}
 
 
 def after_judge(target: Target, verdict: Mapping[str, Any], steps: StepsConfig) -> Verdict | None:
