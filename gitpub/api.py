@@ -13,6 +13,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,12 +46,16 @@ class Publisher:
         key: str,
         target: str | None = None,
         topic: str | None = None,
+        assets: Mapping[str, bytes] | None = None,
     ) -> Submitted:
-        """Register the publication; durable when this returns. Same key → same job."""
+        """Register the publication; durable when this returns. Same key → same job.
+        `assets` (file name → bytes) are placed beside the article, in the same commit."""
         with self._open() as ctx:
             limit = ctx.config.publish.max_source_bytes
             text = jobs.decode_source(source.encode("utf-8"), f"source for key {key!r}", limit)
-            job, created = jobs.submit(ctx, key=key, text=text, target=target, topic=topic)
+            job, created = jobs.submit(
+                ctx, key=key, text=text, target=target, topic=topic, assets=assets
+            )
             return Submitted(job.job_id, job.state.value, created)
 
     async def asubmit(

@@ -35,16 +35,37 @@ def cli(click_ctx: click.Context, path: str) -> None:
 @click.option(
     "--target", default=None, metavar="PATH", help="Article path inside a content folder."
 )
+@click.option(
+    "--asset",
+    "assets",
+    multiple=True,
+    metavar="FILE",
+    help="A file to place beside the article (repeatable), in the same commit.",
+)
 @click.option("--topic", default=None, help="Topic text (stored sanitized).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
 def submit(
-    c: _Ctx, key: str, source: str, target: str | None, topic: str | None, as_json: bool
+    c: _Ctx,
+    key: str,
+    source: str,
+    target: str | None,
+    assets: tuple[str, ...],
+    topic: str | None,
+    as_json: bool,
 ) -> None:
     """Register a publication job (idempotent by --key)."""
     from gitpub.commands import submit as cmd
 
-    cmd.main(c.path, key=key, source=source, target=target, topic=topic, as_json=as_json)
+    cmd.main(
+        c.path,
+        key=key,
+        source=source,
+        target=target,
+        assets=assets,
+        topic=topic,
+        as_json=as_json,
+    )
 
 
 @cli.group()

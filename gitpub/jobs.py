@@ -250,6 +250,7 @@ def create(
     kind: str = "article",
     topic: str | None = None,
     target: str | None = None,
+    assets: Mapping[str, bytes] | None = None,
     conn_hook: Callable[[sqlite3.Connection, str], None] | None = None,
 ) -> tuple[Job, bool]:
     """Create the job for `key`, or return the existing one (created=False).
@@ -267,6 +268,8 @@ def create(
     # The file first, then the row: a crash between them leaves an orphan file that gc
     # removes, never a row pointing at nothing.
     write_atomic(source_path, clean.encode("utf-8"))
+    for name, data in sorted((assets or {}).items()):
+        write_atomic(ctx.job_dir(job_id) / ASSETS / name, data)
     stamp = now()
     try:
         with store.transaction() as conn:
@@ -294,7 +297,7 @@ def create(
                 None,
                 State.RECEIVED,
                 "submit",
-                {"key": key, "kind": kind, "target": target},
+                {"key": key, "kind": kind, "target": target, "assets": sorted(assets or {})},
             )
             if conn_hook is not None:
                 conn_hook(conn, job_id)
@@ -314,14 +317,48 @@ def create(
 
 
 def submit(
-    ctx: Context, *, key: str, text: str, target: str | None = None, topic: str | None = None
+    ctx: Context,
+    *,
+    key: str,
+    text: str,
+    target: str | None = None,
+    topic: str | None = None,
+    assets: Mapping[str, bytes] | None = None,
 ) -> tuple[Job, bool]:
     """The one entry for new publications (CLI and API): validate, then create or find."""
     if not key.strip():
         raise InputError("--key must not be empty")
     if target is not None:
         target = check_target(ctx.config, ctx.repo.root, target)
-    return create(ctx, key=key, source=text, target=target, topic=topic)
+    for name in assets or {}:
+        check_asset_name(name)
+    return create(ctx, key=key, source=text, target=target, topic=topic, assets=assets)
+
+
+ASSETS = "assets"
+"""Folder of a job's `--asset` files inside its job folder, kept as submitted."""
+
+
+def check_asset_name(name: str) -> str:
+    """An asset travels beside its article under its own file name: one safe path segment."""
+    if (
+        not name
+        or "/" in name
+        or "\\" in name
+        or name in (".", "..")
+        or name.startswith(".")
+        or any(ord(c) < 32 for c in name)
+    ):
+        raise InputError(f"--asset {name!r}: the file name must be one plain name")
+    return name
+
+
+def job_assets(ctx: Context, job: Job) -> dict[str, bytes]:
+    """The job's `--asset` files by name."""
+    folder = ctx.job_dir(job.job_id) / ASSETS
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def read_source(ctx: Context, job: Job) -> str:

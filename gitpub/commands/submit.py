@@ -40,9 +40,15 @@ def read_source(cfg: Config, source: str) -> str:
 
 
 def submit(
-    ctx: Context, *, key: str, text: str, target: str | None, topic: str | None
+    ctx: Context,
+    *,
+    key: str,
+    text: str,
+    target: str | None,
+    topic: str | None,
+    assets: dict[str, bytes] | None = None,
 ) -> tuple[Job, bool]:
-    job, created = jobs.submit(ctx, key=key, text=text, target=target, topic=topic)
+    job, created = jobs.submit(ctx, key=key, text=text, target=target, topic=topic, assets=assets)
     if created:
         crash.point("after_received")
     return job, created
@@ -57,12 +63,39 @@ def _report(job: Job, created: bool, as_json: bool) -> None:
 
 
 def main(
-    path: Path, *, key: str, source: str, target: str | None, topic: str | None, as_json: bool
+    path: Path,
+    *,
+    key: str,
+    source: str,
+    target: str | None,
+    topic: str | None,
+    as_json: bool,
+    assets: tuple[str, ...] = (),
 ) -> None:
     text = _checked_source(path, source, target)
+    files = read_assets(assets)
     with open_context(path) as ctx:
-        job, created = submit(ctx, key=key, text=text, target=target, topic=topic)
+        job, created = submit(ctx, key=key, text=text, target=target, topic=topic, assets=files)
         _report(job, created, as_json)
+
+
+def read_assets(names: tuple[str, ...]) -> dict[str, bytes]:
+    """Each `--asset` file by its file name, read before anything is recorded."""
+    out: dict[str, bytes] = {}
+    for name in names:
+        path = Path(name)
+        jobs.check_asset_name(path.name)
+        if path.name in out:
+            raise InputError(f"--asset {name}: another asset is also named {path.name}")
+        try:
+            out[path.name] = path.read_bytes()
+        except FileNotFoundError:
+            raise InputError(f"--asset {name}: no such file") from None
+        except IsADirectoryError:
+            raise InputError(f"--asset {name}: is a directory, not a file") from None
+        except OSError as exc:
+            raise InputError(f"--asset {name}: cannot read: {exc.strerror}") from None
+    return out
 
 
 def topic_close(path: Path, *, session: str, source: str, as_json: bool) -> None:

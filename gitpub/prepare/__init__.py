@@ -126,18 +126,11 @@ class Preparer:
         text = draft["text"]
 
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
-        articles = {p: b for p, b in existing.items() if p.endswith(cfg.publish.suffixes)}
-        if by_operator:
-            kind = "UPDATE" if path in articles else "NEW"
-            verdict = {"decision": kind, "target": path, "reason": "resolved by an operator"}
-        else:
-            ruled = rules.before_judge(target, text.encode("utf-8"), existing)
-            if ruled is not None:
-                return Outcome(ruled.state, ruled.reason)
-            verdict = self.checkpoint("judge", lambda: self.judge(path, text, articles))
-            ruled = rules.after_judge(target, verdict, cfg.steps)
-            if ruled is not None:
-                return Outcome(ruled.state, ruled.reason)
+        assets = jobs.job_assets(self.ctx, self.job)
+        decided = self.decide(target, text, existing, assets, by_operator)
+        if isinstance(decided, Outcome):
+            return decided
+        verdict = decided
         before = existing.get(path)
         self.job = jobs.record(
             self.ctx.store,
@@ -166,6 +159,9 @@ class Preparer:
         target_file.parent.mkdir(parents=True, exist_ok=True)
         target_file.write_bytes(text.encode("utf-8"))
         written = [path]
+        for name, asset_path in rules.asset_paths(target, assets).items():
+            (worktree / asset_path).write_bytes(assets[name])
+            written.append(asset_path)
         if cfg.fonts is not None:
             fonts_answer = self.fonts(worktree)
             if fonts_answer.get("review"):
@@ -216,6 +212,40 @@ class Preparer:
             chosen, explicit, origin = named.path, named.explicit, named.origin
         path = jobs.check_target(cfg, self.ctx.repo.root, chosen)
         return rules.Target(path, explicit, origin)
+
+    def decide(
+        self,
+        target: rules.Target,
+        text: str,
+        existing: dict[str, bytes],
+        assets: dict[str, bytes],
+        by_operator: bool,
+    ) -> dict[str, Any] | Outcome:
+        """The judge's verdict held to the path rules, or the outcome those rules end in."""
+        path = target.path
+        kind = "UPDATE" if path in existing else "NEW"
+        ruled = rules.assets_verdict(target, assets, existing)
+        if ruled is not None:
+            return Outcome(ruled.state, ruled.reason)
+        if by_operator:
+            return {"decision": kind, "target": path, "reason": "resolved by an operator"}
+        ruled = rules.before_judge(target, text.encode("utf-8"), existing)
+        if (
+            ruled is not None
+            and ruled.state is State.SKIPPED
+            and rules.new_assets(target, assets, existing)
+        ):
+            # The article is unchanged but brings files the blog lacks: deliver those.
+            return {"decision": kind, "target": path, "reason": "same article, new assets"}
+        if ruled is not None:
+            return Outcome(ruled.state, ruled.reason)
+        suffixes = self.ctx.config.publish.suffixes
+        articles = {p: b for p, b in existing.items() if p.endswith(suffixes)}
+        verdict = self.checkpoint("judge", lambda: self.judge(path, text, articles))
+        ruled = rules.after_judge(target, verdict, self.ctx.config.steps)
+        if ruled is not None:
+            return Outcome(ruled.state, ruled.reason)
+        return verdict
 
     def judge(self, path: str, text: str, articles: dict[str, bytes]) -> dict[str, Any]:
         request = {

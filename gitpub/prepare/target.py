@@ -32,6 +32,40 @@ class Verdict:
     reason: str
 
 
+def asset_paths(target: Target, names: Iterable[str]) -> dict[str, str]:
+    """name → path of each asset: beside the article (beside `index.md` in a bundle)."""
+    folder = target.path.rsplit("/", 1)[0]
+    return {name: f"{folder}/{name}" for name in names}
+
+
+def assets_verdict(
+    target: Target, assets: Mapping[str, bytes], existing: Mapping[str, bytes]
+) -> Verdict | None:
+    """An asset may add a file, or find its own bytes already there; it never replaces one."""
+    for name, path in asset_paths(target, assets).items():
+        if path == target.path:
+            return Verdict(State.REVIEW, f"asset {name} has the article's own path {path}")
+        twin = collision(path, existing)
+        if twin is not None:
+            return Verdict(
+                State.REVIEW, f"asset {path} collides with {twin} on case-insensitive file systems"
+            )
+        before = existing.get(path)
+        if before is not None and before != assets[name]:
+            return Verdict(
+                State.REVIEW,
+                f"asset {path} already exists with other bytes; rename the asset or remove "
+                "the file first",
+            )
+    return None
+
+
+def new_assets(target: Target, assets: Mapping[str, bytes], existing: Mapping[str, bytes]) -> bool:
+    """Whether any asset is not yet in the blog with its bytes."""
+    paths = asset_paths(target, assets)
+    return any(existing.get(paths[name]) != data for name, data in assets.items())
+
+
 def before_judge(target: Target, data: bytes, existing: Mapping[str, bytes]) -> Verdict | None:
     """Decisions that need no judge: the same bytes are already there, or a derived path would
     replace a file nobody asked to replace."""
