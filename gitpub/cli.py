@@ -68,6 +68,16 @@ def submit(
     )
 
 
+@cli.command()
+@click.option("--force", is_flag=True, help="Replace an existing .blogpub.toml.")
+@pass_ctx
+def init(c: _Ctx, force: bool) -> None:
+    """Detect the site generator and write a commented .blogpub.toml."""
+    from gitpub.commands import init as cmd
+
+    cmd.main(c.path, force=force)
+
+
 @cli.group()
 def topic() -> None:
     """Topic sessions: one job per close."""
