@@ -84,6 +84,16 @@ class RetryConfig:
     lease_seconds: float = 600.0
 
 
+HAND_EDITS = ("all", "committed", "off")
+
+
+@dataclass(frozen=True)
+class SyncConfig:
+    # What external_sync delivers: "all" (uncommitted content edits of the live checkout, which
+    # it commits, and unpushed commits), "committed" (only commits a person made), "off".
+    hand_edits: str = "all"
+
+
 @dataclass(frozen=True)
 class GcConfig:
     keep_days: float = 30.0  # refs/blog-jobs of finished jobs older than this are removed
@@ -97,6 +107,7 @@ class Config:
     steps: StepsConfig = field(default_factory=StepsConfig)
     retry: RetryConfig = field(default_factory=RetryConfig)
     gc: GcConfig = field(default_factory=GcConfig)
+    sync: SyncConfig = field(default_factory=SyncConfig)
     node: str = "local"
 
     @property
@@ -336,6 +347,12 @@ def _gc(path: Path, data: Any) -> GcConfig:
     return GcConfig(keep_days=r.number("keep_days", GcConfig().keep_days))
 
 
+def _sync(path: Path, data: Any) -> SyncConfig:
+    r = _Reader(path, "sync", data)
+    r.check_known({"hand_edits"})
+    return SyncConfig(hand_edits=r.choice("hand_edits", SyncConfig().hand_edits, HAND_EDITS))
+
+
 def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir("gitpub", appauthor=False)) / "config.toml"
 
@@ -359,9 +376,9 @@ def load(root: Path) -> Config:
     path = root / CONFIG_NAME
     data = _read_toml(path) if path.exists() else {}
     for key in data:
-        if key not in {"publish", "fonts", "steps", "retry", "gc"}:
+        if key not in {"publish", "fonts", "steps", "retry", "gc", "sync"}:
             raise ConfigError(
-                f"{path}: unknown table [{key}] (known: publish, fonts, steps, retry, gc)"
+                f"{path}: unknown table [{key}] (known: publish, fonts, steps, retry, gc, sync)"
             )
     steps = _steps(path, data.get("steps", {}), StepsConfig())
     user_path = user_config_path()
@@ -377,6 +394,7 @@ def load(root: Path) -> Config:
         steps=steps,
         retry=_retry(path, data.get("retry", {})),
         gc=_gc(path, data.get("gc", {})),
+        sync=_sync(path, data.get("sync", {})),
         node=_single_line(node),
     )
 
