@@ -13,6 +13,7 @@ from gitpub.config import Config
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Finding, ProblemsFound, Report
 from gitpub.doctor.repository import check_config, check_git, check_hooks, check_state_dir
 from gitpub.doctor.state import check_leases, check_leftovers, check_locks, database
+from gitpub.doctor.validation import check_validation
 from gitpub.errors import NotARepository
 from gitpub.gitrepo import Repo
 
@@ -29,6 +30,8 @@ def diagnose(path: Path) -> Report:
         return report
     report.add("repository", OK, f"{repo.root} (git dir {repo.common_dir})")
     cfg = check_config(report, repo)
+    if cfg is not None:
+        check_validation(report, cfg)
     check_hooks(report, repo, cfg)
     check_state_dir(report, repo)
     with database(report, repo) as db:

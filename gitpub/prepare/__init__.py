@@ -141,19 +141,8 @@ class Preparer:
             target_blob_sha256=manifest.sha256_bytes(before) if before is not None else None,
         )
 
-        gates: list[tuple[str, Any]] = [
-            (f"review{i}", argv) for i, argv in enumerate(cfg.steps.review)
-        ]
-        gates += [("scan", cfg.steps.scan)]
-        if cfg.steps.validate:  # `validate = []` turns validation off
-            gates.append(("validate", cfg.steps.validate))
-        for name, spec in gates:
-            answer = self.checkpoint(name, functools.partial(self.gate, name, spec, path, text))
-            if not answer["ok"]:
-                where = f" (line {answer['line']})" if answer.get("line") else ""
-                return Outcome(State.REVIEW, f"{name}: {answer.get('reason') or 'rejected'}{where}")
-        crash.point("after_gates")
-
+        # The article and its assets are in the job worktree before the gates run, so a gate
+        # can build the site there (`worktree` in its request: contrib/site_build_gate.py).
         worktree = self.worktree(base)
         target_file = worktree / path
         target_file.parent.mkdir(parents=True, exist_ok=True)
@@ -162,6 +151,21 @@ class Preparer:
         for name, asset_path in rules.asset_paths(target, assets).items():
             (worktree / asset_path).write_bytes(assets[name])
             written.append(asset_path)
+
+        gates: list[tuple[str, Any]] = [
+            (f"review{i}", argv) for i, argv in enumerate(cfg.steps.review)
+        ]
+        gates += [("scan", cfg.steps.scan)]
+        if cfg.steps.validate:  # `validate = []` turns validation off
+            gates.append(("validate", cfg.steps.validate))
+        for name, spec in gates:
+            request = {"path": path, "text": text, "worktree": str(worktree)}
+            answer = self.checkpoint(name, functools.partial(self.gate, name, spec, request))
+            if not answer["ok"]:
+                where = f" (line {answer['line']})" if answer.get("line") else ""
+                return Outcome(State.REVIEW, f"{name}: {answer.get('reason') or 'rejected'}{where}")
+        crash.point("after_gates")
+
         if cfg.fonts is not None:
             fonts_answer = self.fonts(worktree)
             if fonts_answer.get("review"):
@@ -260,8 +264,8 @@ class Preparer:
         steps.check_judge(answer, "prepare")
         return answer
 
-    def gate(self, name: str, spec: Any, path: str, text: str) -> dict[str, Any]:
-        answer = self.call(name, spec, {"path": path, "text": text})
+    def gate(self, name: str, spec: Any, request: dict[str, Any]) -> dict[str, Any]:
+        answer = self.call(name, spec, request)
         steps.check_gate(name, answer)
         return answer
 
