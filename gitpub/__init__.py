@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Publisher", "Submitted", "__version__"]
+__all__ = ["Publisher", "SecretsFound", "Submitted", "__version__"]
 
 if TYPE_CHECKING:
     from gitpub.api import Publisher, Submitted
+    from gitpub.errors import SecretsFound
 
 
 def __getattr__(name: str) -> Any:
@@ -18,4 +19,8 @@ def __getattr__(name: str) -> Any:
         from gitpub import api
 
         return getattr(api, name)
+    if name == "SecretsFound":
+        from gitpub.errors import SecretsFound
+
+        return SecretsFound
     raise AttributeError(name)

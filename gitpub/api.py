@@ -13,13 +13,17 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitpub import jobs, worker
+from gitpub import config, jobs, scan, worker
 from gitpub.context import Context, open_context
+from gitpub.errors import SecretsFound
+from gitpub.gitrepo import Repo
+
+__all__ = ["Publisher", "SecretsFound", "Submitted"]
 
 
 @dataclass(frozen=True)
@@ -46,15 +50,30 @@ class Publisher:
         key: str,
         target: str | None = None,
         topic: str | None = None,
+        allow: Sequence[str] = (),
         assets: Mapping[str, bytes] | None = None,
     ) -> Submitted:
         """Register the publication; durable when this returns. Same key → same job.
-        `assets` (file name → bytes) are placed beside the article, in the same commit."""
+
+        A source holding a secret raises `SecretsFound` (its `findings` carry kind, line and
+        fingerprint) before anything is recorded; pass a fingerprint in `allow` to publish
+        that finding as written. `assets` (file name → bytes) are placed beside the
+        article, in the same commit."""
+        allowed = jobs.check_allow(allow)
+        root = Repo.discover(self.path).root
+        cfg = config.load(root)
+        name = f"source for key {key!r}"
+        text = jobs.decode_source(source.encode("utf-8"), name, cfg.publish.max_source_bytes)
+        scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allowed))
         with self._open() as ctx:
-            limit = ctx.config.publish.max_source_bytes
-            text = jobs.decode_source(source.encode("utf-8"), f"source for key {key!r}", limit)
             job, created = jobs.submit(
-                ctx, key=key, text=text, target=target, topic=topic, assets=assets
+                ctx,
+                key=key,
+                text=text,
+                target=target,
+                topic=topic,
+                allow=allowed,
+                assets=assets,
             )
             return Submitted(job.job_id, job.state.value, created)
 
@@ -65,9 +84,12 @@ class Publisher:
         key: str,
         target: str | None = None,
         topic: str | None = None,
+        allow: Sequence[str] = (),
     ) -> Submitted:
         """`submit` without blocking the event loop (a few milliseconds of SQLite and fsync)."""
-        return await asyncio.to_thread(self.submit, source, key=key, target=target, topic=topic)
+        return await asyncio.to_thread(
+            self.submit, source, key=key, target=target, topic=topic, allow=allow
+        )
 
     def status(self, job_id: str) -> dict[str, Any]:
         with self._open() as ctx:

@@ -43,6 +43,13 @@ def cli(click_ctx: click.Context, path: str) -> None:
     help="A file to place beside the article (repeatable), in the same commit.",
 )
 @click.option("--topic", default=None, help="Topic text (stored sanitized).")
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="FINGERPRINT",
+    help="Publish this finding as written (repeatable; `git blogpub scan` prints fingerprints).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
 def submit(
@@ -52,9 +59,10 @@ def submit(
     target: str | None,
     assets: tuple[str, ...],
     topic: str | None,
+    allow: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Register a publication job (idempotent by --key)."""
+    """Register a publication job (idempotent by --key); a source holding a secret is refused."""
     from gitpub.commands import submit as cmd
 
     cmd.main(
@@ -64,6 +72,7 @@ def submit(
         target=target,
         assets=assets,
         topic=topic,
+        allow=allow,
         as_json=as_json,
     )
 
@@ -78,6 +87,17 @@ def init(c: _Ctx, force: bool) -> None:
     cmd.main(c.path, force=force)
 
 
+@cli.command("scan")
+@click.argument("paths", nargs=-1, metavar="PATH…|-")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@pass_ctx
+def scan_cmd(c: _Ctx, paths: tuple[str, ...], as_json: bool) -> int:
+    """Report secrets in files (kind, line, fingerprint; never the secret). Exit 1 if any."""
+    from gitpub.commands import scan as cmd
+
+    return cmd.main(c.path, paths=paths, as_json=as_json)
+
+
 @cli.group()
 def topic() -> None:
     """Topic sessions: one job per close."""
@@ -86,13 +106,14 @@ def topic() -> None:
 @topic.command("close")
 @click.argument("session")
 @click.option("--source", required=True, metavar="FILE|-")
+@click.option("--allow", "allow", multiple=True, metavar="FINGERPRINT")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def topic_close(c: _Ctx, session: str, source: str, as_json: bool) -> None:
+def topic_close(c: _Ctx, session: str, source: str, allow: tuple[str, ...], as_json: bool) -> None:
     """Close SESSION and create (or return) its job for this close revision."""
     from gitpub.commands import submit as cmd
 
-    cmd.topic_close(c.path, session=session, source=source, as_json=as_json)
+    cmd.topic_close(c.path, session=session, source=source, allow=allow, as_json=as_json)
 
 
 @topic.command("reopen")
@@ -176,6 +197,25 @@ def sweep(c: _Ctx) -> None:
 
 
 @cli.command()
+@click.option("--yes", is_flag=True, help="Allow without asking.")
+@click.option("--list", "list_", is_flag=True, help="Show what this node allows here.")
+@click.option("--revoke", is_flag=True, help="Take this repository's allowance back.")
+@pass_ctx
+def trust(c: _Ctx, yes: bool, list_: bool, revoke: bool) -> None:
+    """Allow, on this node, the commands the repository's config names."""
+    from gitpub.commands import trust as cmd
+
+    if yes + list_ + revoke > 1:
+        raise click.UsageError("give at most one of --yes, --list or --revoke")
+    if list_:
+        cmd.show(c.path)
+    elif revoke:
+        cmd.revoke(c.path)
+    else:
+        cmd.main(c.path, yes=yes)
+
+
+@cli.command()
 @click.argument("job_id", metavar="JOB")
 @pass_ctx
 def retry(c: _Ctx, job_id: str) -> None:
@@ -191,14 +231,23 @@ def retry(c: _Ctx, job_id: str) -> None:
     "--continue", "cont", is_flag=True, help="Deliver the job branch as a person fixed it."
 )
 @click.option("--abandon", is_flag=True, help="Give the job up (SKIPPED).")
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="FINGERPRINT",
+    help="With --continue: publish this finding in the fixed article as written (repeatable).",
+)
 @pass_ctx
-def resolve(c: _Ctx, job_id: str, cont: bool, abandon: bool) -> None:
+def resolve(c: _Ctx, job_id: str, cont: bool, abandon: bool, allow: tuple[str, ...]) -> None:
     """Operator exit from REVIEW, CONFLICT or FAILED."""
     from gitpub.commands import operator as cmd
 
     if cont == abandon:
         raise click.UsageError("give exactly one of --continue or --abandon")
-    cmd.resolve(c.path, job_id=job_id, abandon=abandon)
+    if allow and abandon:
+        raise click.UsageError("--allow goes with --continue")
+    cmd.resolve(c.path, job_id=job_id, abandon=abandon, allow=allow)
 
 
 @cli.command()

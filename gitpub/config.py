@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-import platformdirs
-
 from gitpub.errors import ConfigError
 from gitpub.site.paths import check_template
 
@@ -60,6 +58,10 @@ BUILTIN_STEPS: dict[str, tuple[str, ...]] = {
 """Which built-in can serve which step: each speaks only its own step's protocol."""
 
 
+STEP_ROLES = ("draft", "judge", "recheck", "review", "scan", "validate")
+"""The [steps] keys that name something to run (the others are numbers)."""
+
+
 @dataclass(frozen=True)
 class StepsConfig:
     draft: StepSpec = "builtin:passthrough"
@@ -100,6 +102,13 @@ class GcConfig:
 
 
 @dataclass(frozen=True)
+class ScanConfig:
+    # Fingerprints of findings a person has judged not to be secrets (`git blogpub scan`
+    # prints them); an allowed finding is published as written.
+    allow: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class Config:
     root: Path
     publish: PublishConfig = field(default_factory=PublishConfig)
@@ -108,7 +117,11 @@ class Config:
     retry: RetryConfig = field(default_factory=RetryConfig)
     gc: GcConfig = field(default_factory=GcConfig)
     sync: SyncConfig = field(default_factory=SyncConfig)
+    scan: ScanConfig = field(default_factory=ScanConfig)
     node: str = "local"
+    # Step roles whose external command, if any, comes from the repository's .blogpub.toml
+    # rather than from this node's user config: those run only once the node allowed them.
+    shared_steps: frozenset[str] = frozenset()
 
     @property
     def font_outputs(self) -> tuple[str, ...]:
@@ -341,6 +354,21 @@ def _retry(path: Path, data: Any) -> RetryConfig:
     )
 
 
+def _scan(path: Path, data: Any) -> ScanConfig:
+    from gitpub.scan import FINGERPRINT_CHARS
+
+    r = _Reader(path, "scan", data)
+    r.check_known({"allow"})
+    allow = r.strings("allow", (), nonempty=False)
+    for value in allow:
+        if len(value) != FINGERPRINT_CHARS or value.strip("0123456789abcdef"):
+            raise ConfigError(
+                f"{path}: scan.allow entry {value!r} is not a fingerprint "
+                f"({FINGERPRINT_CHARS} hex digits, as `git blogpub scan` prints them)"
+            )
+    return ScanConfig(allow=frozenset(allow))
+
+
 def _gc(path: Path, data: Any) -> GcConfig:
     r = _Reader(path, "gc", data)
     r.check_known({"keep_days"})
@@ -354,6 +382,8 @@ def _sync(path: Path, data: Any) -> SyncConfig:
 
 
 def user_config_path() -> Path:
+    import platformdirs  # here, not at the top: only commands that read the config need it
+
     return Path(platformdirs.user_config_dir("gitpub", appauthor=False)) / "config.toml"
 
 
@@ -376,15 +406,18 @@ def load(root: Path) -> Config:
     path = root / CONFIG_NAME
     data = _read_toml(path) if path.exists() else {}
     for key in data:
-        if key not in {"publish", "fonts", "steps", "retry", "gc", "sync"}:
+        if key not in {"publish", "fonts", "steps", "retry", "gc", "scan", "sync"}:
             raise ConfigError(
-                f"{path}: unknown table [{key}] (known: publish, fonts, steps, retry, gc, sync)"
+                f"{path}: unknown table [{key}] "
+                "(known: publish, fonts, steps, retry, gc, scan, sync)"
             )
-    steps = _steps(path, data.get("steps", {}), StepsConfig())
+    shared_table = data.get("steps", {})
+    steps = _steps(path, shared_table, StepsConfig())
     user_path = user_config_path()
     user_node, user_steps = _user_config(user_path)
     if user_steps is not None:
         steps = _steps(user_path, user_steps, steps)
+    shared = set(shared_table).intersection(STEP_ROLES) - set(user_steps or {})
     node = os.environ.get("GITPUB_NODE") or user_node or "local"
     fonts = _fonts(path, data["fonts"]) if "fonts" in data else None
     return Config(
@@ -395,7 +428,9 @@ def load(root: Path) -> Config:
         retry=_retry(path, data.get("retry", {})),
         gc=_gc(path, data.get("gc", {})),
         sync=_sync(path, data.get("sync", {})),
+        scan=_scan(path, data.get("scan", {})),
         node=_single_line(node),
+        shared_steps=frozenset(shared),
     )
 
 

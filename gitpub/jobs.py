@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sqlite3
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -16,7 +15,8 @@ from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitpubError, InputError
 from gitpub.files import write_atomic
-from gitpub.sanitize import sanitize
+from gitpub.sanitize import sanitize, sanitize_obj
+from gitpub.scan import FINGERPRINT_CHARS
 from gitpub.states import State, check_transition
 from gitpub.store import Store, now
 from gitpub.types import JobId, Sha256
@@ -213,7 +213,11 @@ def resolution_path(ctx: Context, job_id: str) -> Path:
 
 
 def _canonical(detail: Mapping[str, Any] | None) -> str:
-    return sanitize(json.dumps(detail or {}, sort_keys=True, ensure_ascii=False, default=str))
+    # Value by value (keys included), not the serialized string: our own field names are no
+    # context for a secret rule, so `{"key": "<a request uuid>"}` stays readable while a
+    # token inside any value is still redacted.
+    plain = json.loads(json.dumps(detail or {}, default=str))
+    return json.dumps(sanitize_obj(plain), sort_keys=True, ensure_ascii=False)
 
 
 def _append_event(
@@ -242,11 +246,42 @@ def _append_event(
     )
 
 
+def check_allow(allow: Iterable[str]) -> tuple[str, ...]:
+    """`--allow` values, each a fingerprint as `git blogpub scan` prints it."""
+    out: list[str] = []
+    for value in allow:
+        value = value.strip().lower()
+        if len(value) != FINGERPRINT_CHARS or value.strip("0123456789abcdef"):
+            raise InputError(
+                f"--allow {value!r}: not a fingerprint ({FINGERPRINT_CHARS} hex digits, "
+                "as `git blogpub scan` prints them)"
+            )
+        out.append(value)
+    return tuple(sorted(set(out)))
+
+
+def allowed(ctx: Context, job_id: str) -> frozenset[str]:
+    """Fingerprints this job may publish as written: the repository's `[scan] allow` plus
+    those a person passed with `submit --allow` or `resolve --continue --allow` (the
+    events keep only fingerprints, never the text they stand for)."""
+    rows = ctx.store.conn.execute(
+        "SELECT detail FROM blog_publication_event WHERE job_id = ? AND detail LIKE '%allow%'",
+        (job_id,),
+    ).fetchall()
+    extra: set[str] = set()
+    for (detail,) in rows:
+        value = json.loads(detail).get("allow")
+        if isinstance(value, list):
+            extra.update(str(v) for v in value)
+    return ctx.config.scan.allow | frozenset(extra)
+
+
 def create(
     ctx: Context,
     *,
     key: str,
     source: str,
+    allow: Sequence[str] = (),
     kind: str = "article",
     topic: str | None = None,
     target: str | None = None,
@@ -263,7 +298,9 @@ def create(
     if existing:
         return existing, False
     job_id = JobId(str(uuid.uuid4()))
-    clean = sanitize(source)
+    # The source is kept as written only where a person allowed a finding by fingerprint;
+    # anything else the ruleset sees is redacted before it touches the disk.
+    clean = sanitize(source, ctx.config.scan.allow | frozenset(allow))
     source_path = ctx.job_dir(job_id) / "source.txt"
     # The file first, then the row: a crash between them leaves an orphan file that gc
     # removes, never a row pointing at nothing.
@@ -297,19 +334,25 @@ def create(
                 None,
                 State.RECEIVED,
                 "submit",
-                {"key": key, "kind": kind, "target": target, "assets": sorted(assets or {})},
+                {
+                    "key": key,
+                    "kind": kind,
+                    "target": target,
+                    **({"allow": sorted(allow)} if allow else {}),
+                    **({"assets": sorted(assets)} if assets else {}),
+                },
             )
             if conn_hook is not None:
                 conn_hook(conn, job_id)
     except sqlite3.IntegrityError:
         # Lost a race with a concurrent submit of the same key: theirs is the job.
-        shutil.rmtree(ctx.job_dir(job_id), ignore_errors=True)
+        _remove_tree(ctx.job_dir(job_id))
         winner = by_key(store, key)
         if winner is None:
             raise
         return winner, False
     except BaseException:
-        shutil.rmtree(ctx.job_dir(job_id), ignore_errors=True)
+        _remove_tree(ctx.job_dir(job_id))
         raise
     job = get(store, job_id)
     assert job is not None
@@ -323,6 +366,7 @@ def submit(
     text: str,
     target: str | None = None,
     topic: str | None = None,
+    allow: Sequence[str] = (),
     assets: Mapping[str, bytes] | None = None,
 ) -> tuple[Job, bool]:
     """The one entry for new publications (CLI and API): validate, then create or find."""
@@ -332,7 +376,7 @@ def submit(
         target = check_target(ctx.config, ctx.repo.root, target)
     for name in assets or {}:
         check_asset_name(name)
-    return create(ctx, key=key, source=text, target=target, topic=topic, assets=assets)
+    return create(ctx, key=key, source=text, target=target, topic=topic, allow=allow, assets=assets)
 
 
 ASSETS = "assets"
@@ -359,6 +403,12 @@ def job_assets(ctx: Context, job: Job) -> dict[str, bytes]:
     if not folder.is_dir():
         return {}
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil  # only on this failure path: `submit` should not pay for importing it
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def read_source(ctx: Context, job: Job) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from gitpub.context import Context
 from gitpub.errors import GitpubError
@@ -11,7 +12,9 @@ from gitpub.sanitize import sanitize
 from gitpub.store import Store
 
 
-def topic_close(ctx: Context, session: str, source: str) -> tuple[Job, bool]:
+def topic_close(
+    ctx: Context, session: str, source: str, allow: Sequence[str] = ()
+) -> tuple[Job, bool]:
     """Close a topic session: one job per close revision, however often the close repeats.
 
     The revision bump and the job insert are one transaction, so a crash can never leave a
@@ -43,7 +46,15 @@ def topic_close(ctx: Context, session: str, source: str) -> tuple[Job, bool]:
         if moved != 1:
             raise GitpubError(f"topic {session}: closed concurrently; close it again")
 
-    return create(ctx, key=key, source=source, kind="topic", topic=session, conn_hook=bump_cursor)
+    return create(
+        ctx,
+        key=key,
+        source=source,
+        kind="topic",
+        topic=session,
+        allow=allow,
+        conn_hook=bump_cursor,
+    )
 
 
 def topic_reopen(store: Store, session: str) -> None:

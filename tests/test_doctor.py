@@ -49,7 +49,11 @@ def test_doctor_passes_a_healthy_blog_and_lists_the_crash_points(healthy: Blog) 
     assert report["ok"] is True and report["problems"] == 0
     assert report["crash_points"] == list(crash.POINTS)
     checks = {f["check"] for f in report["findings"]}
-    assert {"git", "repository", "config", "hooks", "state dir", "database"} <= checks
+    assert {"git", "repository", "config", "secrets", "hooks", "state dir", "database"} <= checks
+    # Which secret ruleset guards this blog, and its version.
+    assert report["ruleset"]["rules"] > 300
+    assert "gitleaks v8.30.0" in report["ruleset"]["version"]
+    assert "ruleset gitleaks" in res.stdout
     assert {"locks", "leases", "worktrees", "job refs"} <= checks
 
 
@@ -82,7 +86,7 @@ def _hook_missing(blog: Blog) -> Iterator[list[str]]:
 def _hook_outdated(blog: Blog) -> Iterator[list[str]]:
     hook = blog.root / ".git" / "hooks" / "reference-transaction"
     kept = hook.read_bytes()
-    hook.write_bytes(kept.replace(b"version 1", b"version 0"))
+    hook.write_bytes(kept.replace(b"version 2", b"version 0"))
     yield []
     hook.write_bytes(kept)
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import secret_corpus
 from conftest import CONFIG, Blog, article, git
 
 JUDGE = """\
@@ -44,6 +45,7 @@ def _with_recheck(blog: Blog, timeout: float = 20) -> Path:
     (blog.root / ".blogpub.toml").write_text(cfg)
     blog.git("commit", "--quiet", "-am", "configure the recheck judge")
     blog.git("push", "--quiet", "origin", "main")
+    blog.trust()
     return blog.root.parent / "judge.log"
 
 
@@ -287,37 +289,26 @@ def _assert_never_persisted(blog: Blog, token: str) -> None:
     assert token not in blog.ok("status").stdout
 
 
-def test_secret_in_the_source_is_review_and_nothing_pushed(blog: Blog) -> None:
-    before = blog.remote_log()
-    token = "ghp_" + "A1b2C3d4" * 5
-    job_id = blog.submit("s", article("Leak", f"Our deploy token is {token} oops."))
-    blog.ok("run", "--until-idle")
-    shown = blog.job(job_id)
-    assert shown["job"]["state"] == "REVIEW"
-    assert "github-token" in json.dumps(shown["events"])
-    assert blog.remote_log() == before
-    _assert_never_persisted(blog, token)
-
-
 def test_secret_leaked_by_the_draft_step_is_review(blog: Blog) -> None:
-    token = "AKIA" + "Q" * 16
+    token = secret_corpus.one("np.slack.2")
     draft = blog.root.parent / "draft.py"
     draft.write_text(
         "import json, sys\n"
         "req = json.load(sys.stdin)\n"
-        f"text = req['source'] + '\\naws key: {token}\\n'\n"
+        f"text = req['source'] + '\\nslack token: {token}\\n'\n"
         "print(json.dumps({'text': text}))\n"
     )
     (blog.root / ".blogpub.toml").write_text(
         CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{draft}"]\n'
     )
+    blog.trust()
     before = blog.remote_log()
     job_id = blog.submit("s", article("Draft", "A harmless source."))
     blog.ok("run", "--until-idle")
     shown = blog.job(job_id)
     assert shown["job"]["state"] == "REVIEW"
     review = next(e for e in shown["events"] if e["to_state"] == "REVIEW")
-    assert "aws-access-key" in review["detail"]["reason"]
+    assert "slack" in review["detail"]["reason"]
     assert "(line 7)" in review["detail"]["reason"]  # the line the draft added
     assert blog.remote_log() == before
     _assert_never_persisted(blog, token)
@@ -366,6 +357,7 @@ def test_draft_answers_outside_the_contract_are_review(
     (blog.root / ".blogpub.toml").write_text(
         CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{draft}"]\n'
     )
+    blog.trust()
     job_id = blog.submit("d", article("Draft", "Anything."))
     assert blog.blogpub("run", "--until-idle").returncode == 0
     shown = blog.job(job_id)

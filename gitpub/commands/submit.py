@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gitpub import config, crash, jobs, topics
+from gitpub import config, crash, jobs, scan, topics
 from gitpub.commands.output import emit_json, say
 from gitpub.config import Config
 from gitpub.context import Context, open_context
@@ -46,9 +46,12 @@ def submit(
     text: str,
     target: str | None,
     topic: str | None,
+    allow: tuple[str, ...] = (),
     assets: dict[str, bytes] | None = None,
 ) -> tuple[Job, bool]:
-    job, created = jobs.submit(ctx, key=key, text=text, target=target, topic=topic, assets=assets)
+    job, created = jobs.submit(
+        ctx, key=key, text=text, target=target, topic=topic, allow=allow, assets=assets
+    )
     if created:
         crash.point("after_received")
     return job, created
@@ -70,12 +73,16 @@ def main(
     target: str | None,
     topic: str | None,
     as_json: bool,
+    allow: tuple[str, ...] = (),
     assets: tuple[str, ...] = (),
 ) -> None:
-    text = _checked_source(path, source, target)
+    allow = jobs.check_allow(allow)
+    text = _checked_source(path, source, target, allow)
     files = read_assets(assets)
     with open_context(path) as ctx:
-        job, created = submit(ctx, key=key, text=text, target=target, topic=topic, assets=files)
+        job, created = submit(
+            ctx, key=key, text=text, target=target, topic=topic, allow=allow, assets=files
+        )
         _report(job, created, as_json)
 
 
@@ -98,21 +105,29 @@ def read_assets(names: tuple[str, ...]) -> dict[str, bytes]:
     return out
 
 
-def topic_close(path: Path, *, session: str, source: str, as_json: bool) -> None:
-    text = _checked_source(path, source, None)
+def topic_close(
+    path: Path, *, session: str, source: str, as_json: bool, allow: tuple[str, ...] = ()
+) -> None:
+    allow = jobs.check_allow(allow)
+    text = _checked_source(path, source, None, allow)
     with open_context(path) as ctx:
-        job, created = topics.topic_close(ctx, session, text)
+        job, created = topics.topic_close(ctx, session, text, allow=allow)
         _report(job, created, as_json)
 
 
-def _checked_source(path: Path, source: str, target: str | None) -> str:
+def _checked_source(
+    path: Path, source: str, target: str | None, allow: tuple[str, ...] = ()
+) -> str:
     """Reject bad input before the store is opened: a refused submit leaves no trace, not
-    even an empty job database."""
+    even an empty job database. A source holding a secret nobody allowed is bad input: the
+    built-in ruleset decides, whatever the blog's `scan` step is."""
     repo = Repo.discover(path)
     cfg = config.load(repo.root)
     text = read_source(cfg, source)
     if target is not None:
         jobs.check_target(cfg, repo.root, target)
+    name = "<stdin>" if source == "-" else source
+    scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allow))
     return text
 
 

@@ -9,9 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from gitpub import trust
 from gitpub.config import Config
+from gitpub.doctor.allowance import check_trust
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Finding, ProblemsFound, Report
-from gitpub.doctor.repository import check_config, check_git, check_hooks, check_state_dir
+from gitpub.doctor.repository import (
+    check_config,
+    check_git,
+    check_hooks,
+    check_ruleset,
+    check_state_dir,
+)
 from gitpub.doctor.state import check_leases, check_leftovers, check_locks, database
 from gitpub.doctor.validation import check_validation
 from gitpub.errors import NotARepository
@@ -30,6 +38,7 @@ def diagnose(path: Path) -> Report:
         return report
     report.add("repository", OK, f"{repo.root} (git dir {repo.common_dir})")
     cfg = check_config(report, repo)
+    check_ruleset(report, cfg)
     if cfg is not None:
         check_validation(report, cfg)
     check_hooks(report, repo, cfg)
@@ -40,9 +49,18 @@ def diagnose(path: Path) -> Report:
             check_locks(report, repo, known)
             check_leases(report, known)
         elif (repo.state_dir / "state.sqlite3").exists():
+            if cfg is not None:
+                check_trust(report, repo, cfg, 0)
             return report  # an unusable database: nothing below can be judged without it
         else:
             known = {}  # no database at all: job refs and worktrees left here belong to no job
+        if cfg is not None:
+            held = [
+                j
+                for j, r in known.items()
+                if r["state"] == "REVIEW" and r["failure_code"] == trust.FAILURE_CODE
+            ]
+            check_trust(report, repo, cfg, len(held))
         check_leftovers(report, repo, cfg or Config(root=repo.root), known)
     return report
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from gitpub.config import StepsConfig, StepSpec
 from gitpub.prepare import builtins
 from gitpub.prepare.protocol import StepFailed, expect_fields, run_external
+from gitpub.trust import Gate
 
 _GATE_FIELDS: dict[str, type | tuple[type, ...]] = {"ok": bool, "reason": str, "line": int}
 _DRAFT_FIELDS: dict[str, type | tuple[type, ...]] = {"text": str, "path": str}
@@ -22,12 +23,12 @@ _JUDGE_FIELDS: dict[str, type | tuple[type, ...]] = {
 
 
 def _builtin(
-    name: str, kind: str, cfg: StepsConfig
+    name: str, kind: str, cfg: StepsConfig, allow: Iterable[str] = ()
 ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     table: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
         "passthrough": builtins.passthrough,
         "similarity": lambda r: builtins.judge(r, cfg.similarity_skip, cfg.similarity_update),
-        "secrets": builtins.secrets,
+        "secrets": lambda r: builtins.secrets(r, allow),
         "mdx": builtins.mdx,
     }
     fn = table.get(name)
@@ -42,13 +43,20 @@ def call(
     request: Mapping[str, Any],
     cfg: StepsConfig,
     *,
+    gate: Gate,
     cwd: Path,
     heartbeat: Callable[[], None] | None = None,
     beat_every: float = 30.0,
     spool: Path | None = None,
+    allow: Iterable[str] = (),
 ) -> dict[str, Any]:
+    """`allow` (fingerprints a person allowed) reaches the built-in secrets gate only: the
+    step protocol of external commands stays `{"path", "text"}`."""
     if isinstance(spec, str):
-        return _builtin(spec.removeprefix("builtin:"), kind, cfg)(request)
+        return _builtin(spec.removeprefix("builtin:"), kind, cfg, allow)(request)
+    # Before anything starts (no spool, no checkpoint): a refused step leaves nothing that
+    # could answer for it once the node allows it and the job is retried.
+    gate.require(kind, spec)
     return run_external(
         kind,
         spec,
