@@ -135,6 +135,7 @@ def test_external_judge_pointing_at_another_article_goes_to_review(tmp_path: Pat
     )
     judge.chmod(judge.stat().st_mode | stat.S_IXUSR)
     blog = make_blog(tmp_path, CONFIG + f'\n[steps]\njudge = ["{sys.executable}", "{judge}"]\n')
+    blog.trust()
     shown = publish_one(
         blog, "a", article("Owls", "Owls hunt by ear."), "--target", "content/posts/owls.mdx"
     )
