@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
-from gitpub import jobs, outbox, trailers
+from gitpub import confirm, jobs, outbox, trailers
 from gitpub.context import Context
 from gitpub.errors import GitCommandError, InputError
 from gitpub.files import write_atomic
@@ -55,9 +55,7 @@ def _already_delivered(ctx: Context, job: Job) -> str | None:
     pub = ctx.config.publish
     with ctx.locks.hold("delivery"), contextlib.suppress(GitCommandError):
         ctx.repo.fetch(pub.remote, pub.branch)
-    return trailers.find_remote(
-        ctx.repo, ctx.tracking_ref, job.base_commit, job.job_id, job.artifact_sha256
-    )
+    return confirm.find_published(ctx, job)
 
 
 def retry(ctx: Context, job_id: str) -> Job:
