@@ -14,7 +14,7 @@ from typing import Any
 
 from gitpub.config import Config
 from gitpub.context import Context
-from gitpub.errors import GitpubError, InputError
+from gitpub.errors import GitpubError, InputError, KeyReused
 from gitpub.files import write_atomic
 from gitpub.sanitize import sanitize
 from gitpub.states import State, check_transition
@@ -54,6 +54,8 @@ class Job:
     requested_target: str | None
     created_at: str
     updated_at: str
+    key_display: str
+    key_legacy: int
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Job:
@@ -68,7 +70,8 @@ class Job:
             "state": self.state.value,
             "failure_code": self.failure_code,
             "kind": self.kind,
-            "idempotency_key": self.idempotency_key,
+            "idempotency_key": self.key_display,  # sanitized: the raw key is never stored
+            "key_sha256": self.idempotency_key,
             "topic": self.topic,
             "target_path": self.target_path,
             "base_commit": self.base_commit,
@@ -153,11 +156,36 @@ def require(store: Store, job_id: str) -> Job:
     raise InputError(f"job {job_id}: no such job")
 
 
+def key_hash(key: str) -> Sha256:
+    """What the store keeps of an idempotency key: two keys never collide, and the raw key
+    (which may hold a secret) never reaches the disk."""
+    return Sha256(hashlib.sha256(key.encode("utf-8")).hexdigest())
+
+
 def by_key(store: Store, key: str) -> Job | None:
+    """The job of a raw idempotency key."""
     row = store.conn.execute(
-        "SELECT * FROM blog_publication WHERE idempotency_key = ?", (key,)
+        "SELECT * FROM blog_publication WHERE idempotency_key = ?", (key_hash(key),)
     ).fetchone()
+    display = sanitize(key)
+    if row is None and display != key:
+        # A job from before keys were hashed kept only its sanitized key (see store).
+        row = store.conn.execute(
+            "SELECT * FROM blog_publication WHERE key_legacy = 1 AND key_display = ?", (display,)
+        ).fetchone()
     return Job.from_row(row) if row else None
+
+
+def same_request(job: Job, key: str, text: str, target: str | None) -> Job:
+    """An existing job for `key`, provided this is the same request again; else KeyReused.
+
+    As payment APIs treat idempotency keys: a key names one request, so a key sent with
+    another text (or another target) is a client's mistake, never a silent no-op."""
+    if job.source_sha256 != hashlib.sha256(sanitize(text).encode("utf-8")).hexdigest():
+        raise KeyReused(sanitize(key), job.job_id, "source")
+    if (target or None) != job.requested_target:
+        raise KeyReused(sanitize(key), job.job_id, "target")
+    return job
 
 
 def all_jobs(store: Store, state: State | None = None) -> list[Job]:
@@ -254,13 +282,13 @@ def create(
 ) -> tuple[Job, bool]:
     """Create the job for `key`, or return the existing one (created=False).
 
-    The idempotency key says "the same request again"; the source hash is only an index:
-    the same text submitted next week under a new key is a new, legitimate request."""
+    The idempotency key says "the same request again" (the same key with another source is
+    refused: KeyReused); the source hash is only an index: the same text submitted next week
+    under a new key is a new, legitimate request."""
     store = ctx.store
-    key = sanitize(key)  # stored sanitized, so looked up sanitized: the same key, the same job
     existing = by_key(store, key)
     if existing:
-        return existing, False
+        return same_request(existing, key, source, target), False
     job_id = JobId(str(uuid.uuid4()))
     clean = sanitize(source)
     source_path = ctx.job_dir(job_id) / "source.txt"
@@ -271,12 +299,13 @@ def create(
     try:
         with store.transaction() as conn:
             conn.execute(
-                "INSERT INTO blog_publication (job_id, idempotency_key, kind, state, source_sha256,"
-                " source_path, topic, requested_target, max_attempts, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO blog_publication (job_id, idempotency_key, key_display, kind, state,"
+                " source_sha256, source_path, topic, requested_target, max_attempts, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     job_id,
-                    key,
+                    key_hash(key),
+                    sanitize(key),
                     kind,
                     State.RECEIVED.value,
                     hashlib.sha256(clean.encode("utf-8")).hexdigest(),
@@ -294,7 +323,7 @@ def create(
                 None,
                 State.RECEIVED,
                 "submit",
-                {"key": key, "kind": kind, "target": target},
+                {"key": sanitize(key), "kind": kind, "target": target},
             )
             if conn_hook is not None:
                 conn_hook(conn, job_id)
@@ -304,7 +333,7 @@ def create(
         winner = by_key(store, key)
         if winner is None:
             raise
-        return winner, False
+        return same_request(winner, key, source, target), False
     except BaseException:
         shutil.rmtree(ctx.job_dir(job_id), ignore_errors=True)
         raise

@@ -6,7 +6,7 @@ import sqlite3
 
 from gitpub.context import Context
 from gitpub.errors import GitpubError
-from gitpub.jobs import Job, by_key, create
+from gitpub.jobs import Job, by_key, create, same_request
 from gitpub.sanitize import sanitize
 from gitpub.store import Store
 
@@ -28,7 +28,9 @@ def topic_close(ctx: Context, session: str, source: str) -> tuple[Job, bool]:
     key = f"topic:{session}:{revision}"
     existing = by_key(store, key)
     if existing:
-        return existing, False
+        # Closing a closed revision again with another text is refused like any reused key:
+        # reopen the topic to publish again.
+        return same_request(existing, key, source, None), False
 
     def bump_cursor(conn: sqlite3.Connection, job_id: str) -> None:
         if not bump:
