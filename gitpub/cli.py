@@ -127,12 +127,17 @@ def demo(directory: Path | None) -> None:
 
 
 @cli.command()
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="First rebuild a lost job database from the job folders, job refs and the remote.",
+)
 @pass_ctx
-def reconcile(c: _Ctx) -> None:
+def reconcile(c: _Ctx, rebuild: bool) -> None:
     """Recover interrupted jobs and register unsynced hand edits, in the foreground."""
     from gitpub.commands import run as cmd
 
-    cmd.reconcile(c.path)
+    cmd.reconcile(c.path, rebuild=rebuild)
 
 
 @cli.command()
@@ -256,6 +261,16 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: still one line, unless asked for the traceback
         if os.environ.get("GITPUB_DEBUG"):
             raise
+        import sqlite3  # only on this path: the fast paths never load it
+
+        if isinstance(exc, sqlite3.DatabaseError):
+            # Damage found after the database opened (a page past a truncation, say).
+            click.echo(
+                f"git blogpub: job database unusable: {sanitize(str(exc))} "
+                "(`git blogpub doctor` says how to recover it)",
+                err=True,
+            )
+            sys.exit(1)
         click.echo(
             f"git blogpub: internal error: {type(exc).__name__}: {sanitize(str(exc))} "
             "(set GITPUB_DEBUG=1 for the traceback)",

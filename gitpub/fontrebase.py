@@ -128,7 +128,7 @@ def _rebuild_and_amend(
         input=message.encode("utf-8"),
     )
     artifact_dir = _store_artifacts(ctx, job, worktree, entries, new)
-    return jobs.record(
+    job = jobs.record(
         ctx.store,
         job,
         "fonts:regenerated",
@@ -143,6 +143,8 @@ def _rebuild_and_amend(
         artifact_sha256=new,
         artifact_dir=artifact_dir,
     )
+    jobs.remember_prepared(ctx.store, job)
+    return job
 
 
 def _store_artifacts(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from gitpub import jobrecord
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitpubError, InputError, KeyReused
@@ -244,7 +245,7 @@ def _canonical(detail: Mapping[str, Any] | None) -> str:
     return sanitize(json.dumps(detail or {}, sort_keys=True, ensure_ascii=False, default=str))
 
 
-def _append_event(
+def append_event(
     conn: sqlite3.Connection,
     job_id: str,
     src: State | None,
@@ -292,10 +293,25 @@ def create(
     job_id = JobId(str(uuid.uuid4()))
     clean = sanitize(source)
     source_path = ctx.job_dir(job_id) / "source.txt"
-    # The file first, then the row: a crash between them leaves an orphan file that gc
-    # removes, never a row pointing at nothing.
-    write_atomic(source_path, clean.encode("utf-8"))
+    source_sha256 = hashlib.sha256(clean.encode("utf-8")).hexdigest()
     stamp = now()
+    # The files first, then the row: a crash between them leaves an orphan folder that gc
+    # removes, never a row pointing at nothing. The record makes the folder enough to
+    # rebuild the row from, should the database ever be lost.
+    write_atomic(source_path, clean.encode("utf-8"))
+    jobrecord.create(
+        ctx.job_dir(job_id),
+        {
+            "job_id": job_id,
+            "key_sha256": key_hash(key),
+            "key_display": sanitize(key),
+            "kind": kind,
+            "target": target,
+            "topic": sanitize(topic) if topic is not None else None,
+            "created_at": stamp,
+            "source_sha256": source_sha256,
+        },
+    )
     try:
         with store.transaction() as conn:
             conn.execute(
@@ -308,7 +324,7 @@ def create(
                     sanitize(key),
                     kind,
                     State.RECEIVED.value,
-                    hashlib.sha256(clean.encode("utf-8")).hexdigest(),
+                    source_sha256,
                     str(source_path.relative_to(ctx.state_dir)),
                     sanitize(topic) if topic is not None else None,
                     target,
@@ -317,7 +333,7 @@ def create(
                     stamp,
                 ),
             )
-            _append_event(
+            append_event(
                 conn,
                 job_id,
                 None,
@@ -382,7 +398,9 @@ def transition(
     """Move job to `to` (one transaction with its event). The row must still be in job.state
     and, when job holds a lease, still under that lease; otherwise LeaseLost."""
     check_transition(job.state, to, operator=operator)
-    return _update(store, job, to, step, detail, values, also)
+    fresh = _update(store, job, to, step, detail, values, also)
+    jobrecord.remember_state(job_dir(store, job.job_id), fresh)
+    return fresh
 
 
 def record(
@@ -428,7 +446,7 @@ def _apply(
         args.append(job.lease_token)
     if conn.execute(sql, args).rowcount != 1:
         raise LeaseLost(f"job {job.job_id}: no longer {job.state} under this worker's lease")
-    _append_event(conn, job.job_id, job.state if to else None, to, step, detail)
+    append_event(conn, job.job_id, job.state if to else None, to, step, detail)
 
 
 @dataclass(frozen=True)
@@ -455,3 +473,16 @@ def transition_all(
             _apply(conn, move.job, move.to, move.step, move.detail, move.values)
         if also is not None:
             also(conn)
+    for move in moves:
+        fresh = get(store, move.job.job_id)
+        if fresh is not None:
+            jobrecord.remember_state(job_dir(store, fresh.job_id), fresh)
+
+
+def job_dir(store: Store, job_id: str) -> Path:
+    """The job's folder beside the database (`Context.job_dir` for those holding a context)."""
+    return store.path.parent / "jobs" / job_id
+
+
+def remember_prepared(store: Store, job: Job) -> None:
+    jobrecord.remember_prepared(job_dir(store, job.job_id), job)

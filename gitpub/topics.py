@@ -56,3 +56,14 @@ def topic_reopen(store: Store, session: str) -> None:
             " VALUES (?, 0, 1) ON CONFLICT (session_id) DO UPDATE SET is_open = 1",
             (session,),
         )
+
+
+def restore_cursor(conn: sqlite3.Connection, session: str, revision: int) -> None:
+    """A rebuilt database's cursor: the session closed at its highest job's revision. (A
+    reopen after that close left no trace outside the lost database.)"""
+    conn.execute(
+        "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
+        " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
+        " close_revision = MAX(close_revision, excluded.close_revision)",
+        (sanitize(session), revision),
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from gitpub import jobs, outbox
+from gitpub import jobs, lost, outbox
 from gitpub.commands.output import emit_json, say
 from gitpub.context import Context, open_context
 from gitpub.errors import InputError
@@ -44,8 +44,11 @@ def _reason(ctx: Context, job: Job) -> str:
 
 
 def _no_store_yet(path: Path) -> bool:
-    """Reading must not create: on a clone gitpub never ran in, there is simply no job."""
-    return not (Repo.discover(path).state_dir / "state.sqlite3").exists()
+    """Reading must not create: on a clone gitpub never ran in, there is simply no job. (A
+    database missing beside job folders is not that: it was lost.)"""
+    state = Repo.discover(path).state_dir
+    lost.check_absent(state)
+    return not (state / "state.sqlite3").exists()
 
 
 def _hand_edits(ctx: Context) -> None:

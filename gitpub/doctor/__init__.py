@@ -36,12 +36,18 @@ def diagnose(path: Path) -> Report:
             known = {r["job_id"]: r for r in db.execute("SELECT * FROM blog_publication")}
             check_locks(report, repo, known)
             check_leases(report, known)
-        elif (repo.state_dir / "state.sqlite3").exists():
-            return report  # an unusable database: nothing below can be judged without it
+        elif (repo.state_dir / "state.sqlite3").exists() or _database_problem(report):
+            # An unusable or lost database: nothing below can be judged without it (every
+            # job folder, worktree and ref would look orphaned).
+            return report
         else:
             known = {}  # no database at all: job refs and worktrees left here belong to no job
         check_leftovers(report, repo, cfg or Config(root=repo.root), known)
     return report
+
+
+def _database_problem(report: Report) -> bool:
+    return any(f.check == "database" and f.status == PROBLEM for f in report.findings)
 
 
 def render(report: Report, say: Callable[[str], None]) -> None:
