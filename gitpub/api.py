@@ -46,7 +46,8 @@ class Publisher:
         target: str | None = None,
         topic: str | None = None,
     ) -> Submitted:
-        """Register the publication; durable when this returns. Same key → same job."""
+        """Register the publication; durable when this returns. Same key and source → same
+        job; the same key with another source (or target) raises `KeyReused`."""
         with self._open() as ctx:
             limit = ctx.config.publish.max_source_bytes
             text = jobs.decode_source(source.encode("utf-8"), f"source for key {key!r}", limit)

@@ -62,18 +62,23 @@ def why_lost(state_dir: Path, conn: sqlite3.Connection | None) -> str | None:
     """Why the database at `state_dir` counts as lost, or None when it does not.
 
     `conn` is an open connection to it, or None when it could not be opened (or is absent)."""
+    failure, row = None, None
+    if conn is not None:
+        try:
+            # The common case, answered by one indexed read: a database that knows jobs.
+            if conn.execute("SELECT EXISTS (SELECT 1 FROM blog_publication)").fetchone()[0]:
+                return None
+            row = conn.execute("SELECT value FROM store_meta WHERE name = 'created_at'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            failure = f"state.sqlite3 unreadable: {exc}"
     folders = job_folders(state_dir)
     if not folders:
         return None
     count = f"{len(folders)} job folder(s) remain"
     if conn is None:
         return f"no usable state.sqlite3, {count}"
-    try:
-        if conn.execute("SELECT EXISTS (SELECT 1 FROM blog_publication)").fetchone()[0]:
-            return None
-        row = conn.execute("SELECT value FROM store_meta WHERE name = 'created_at'").fetchone()
-    except sqlite3.DatabaseError as exc:
-        return f"state.sqlite3 unreadable: {exc}, {count}"
+    if failure:
+        return f"{failure}, {count}"
     born = row[0] if row else ""
     older = [f for f in folders if born and folder_time(f) < born]
     if not older:

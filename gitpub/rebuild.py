@@ -116,7 +116,7 @@ def _require_lost(state_dir: Path, db: Path) -> None:
 
 def _move_aside(db: Path) -> list[str]:
     """The lost database and its WAL files, renamed as a pair sqlite can still open."""
-    stamp = now().replace(":", "").replace("-", "").split(".")[0] + "Z"
+    stamp = now().replace(":", "").replace("-", "")  # to the microsecond: never renamed over
     moved = []
     for suffix in ("", "-wal", "-shm"):
         old = db.with_name(db.name + suffix)

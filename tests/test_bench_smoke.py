@@ -38,3 +38,9 @@ def test_e2e_benchmark_publishes_with_one_push_per_job(tmp_path: Path) -> None:
     rows = [line for line in out.splitlines() if line.startswith(("library", "CLI"))]
     assert len(rows) == 2
     assert all(row.split()[-1] == "1.00" for row in rows)  # pushes per job, counted by the hook
+
+
+def test_rebuild_benchmark_rebuilds_every_job(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_rebuild.py", "--quick")
+    assert "store: 200 submitted + 10 committed jobs" in out  # its own asserts checked the rest
+    assert any(line.startswith("rebuild, all jobs") for line in out.splitlines())
