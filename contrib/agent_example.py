@@ -14,6 +14,8 @@ Delivery is the worker's business: `git blogpub run` as a service (contrib/syste
 `blog.kick()` to start one in the background when there is no service.
 
 Run this file against a blog checkout to try it: `python contrib/agent_example.py PATH`.
+When that blog's `.blogpub.toml` names external step commands, allow them once on this
+machine first (`git blogpub trust`); until then the job waits in REVIEW and says why.
 """
 
 from __future__ import annotations

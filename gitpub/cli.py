@@ -150,6 +150,25 @@ def sweep(c: _Ctx) -> None:
 
 
 @cli.command()
+@click.option("--yes", is_flag=True, help="Allow without asking.")
+@click.option("--list", "list_", is_flag=True, help="Show what this node allows here.")
+@click.option("--revoke", is_flag=True, help="Take this repository's allowance back.")
+@pass_ctx
+def trust(c: _Ctx, yes: bool, list_: bool, revoke: bool) -> None:
+    """Allow, on this node, the commands the repository's config names."""
+    from gitpub.commands import trust as cmd
+
+    if yes + list_ + revoke > 1:
+        raise click.UsageError("give at most one of --yes, --list or --revoke")
+    if list_:
+        cmd.show(c.path)
+    elif revoke:
+        cmd.revoke(c.path)
+    else:
+        cmd.main(c.path, yes=yes)
+
+
+@cli.command()
 @click.argument("job_id", metavar="JOB")
 @pass_ctx
 def retry(c: _Ctx, job_id: str) -> None:

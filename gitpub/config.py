@@ -64,6 +64,10 @@ BUILTIN_STEPS: dict[str, tuple[str, ...]] = {
 """Which built-in can serve which step: each speaks only its own step's protocol."""
 
 
+STEP_ROLES = ("draft", "judge", "recheck", "review", "scan", "validate")
+"""The [steps] keys that name something to run (the others are numbers)."""
+
+
 @dataclass(frozen=True)
 class StepsConfig:
     draft: StepSpec = "builtin:passthrough"
@@ -101,6 +105,9 @@ class Config:
     retry: RetryConfig = field(default_factory=RetryConfig)
     gc: GcConfig = field(default_factory=GcConfig)
     node: str = "local"
+    # Step roles whose external command, if any, comes from the repository's .blogpub.toml
+    # rather than from this node's user config: those run only once the node allowed them.
+    shared_steps: frozenset[str] = frozenset()
 
     @property
     def font_outputs(self) -> tuple[str, ...]:
@@ -412,11 +419,13 @@ def load(root: Path) -> Config:
             raise ConfigError(
                 f"{path}: unknown table [{key}] (known: publish, fonts, steps, retry, gc)"
             )
-    steps = _steps(path, data.get("steps", {}), StepsConfig())
+    shared_table = data.get("steps", {})
+    steps = _steps(path, shared_table, StepsConfig())
     user_path = user_config_path()
     user_node, user_steps = _user_config(user_path)
     if user_steps is not None:
         steps = _steps(user_path, user_steps, steps)
+    shared = set(shared_table).intersection(STEP_ROLES) - set(user_steps or {})
     node = os.environ.get("GITPUB_NODE") or user_node or "local"
     fonts = _fonts(path, data["fonts"]) if "fonts" in data else None
     return Config(
@@ -427,6 +436,7 @@ def load(root: Path) -> Config:
         retry=_retry(path, data.get("retry", {})),
         gc=_gc(path, data.get("gc", {})),
         node=_single_line(node),
+        shared_steps=frozenset(shared),
     )
 
 

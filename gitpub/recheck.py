@@ -15,6 +15,7 @@ from gitpub.context import Context
 from gitpub.jobs import Job
 from gitpub.prepare import manifest, steps
 from gitpub.prepare.protocol import StepFailed
+from gitpub.trust import Gate, NotAllowed
 from gitpub.types import Oid, Sha256
 
 
@@ -85,6 +86,7 @@ def judge(ctx: Context, job: Job, delta: Delta, candidate: str) -> dict[str, obj
         ctx.config.steps.recheck,
         request,
         ctx.config.steps,
+        gate=Gate(ctx.config, ctx.repo.common_dir),
         cwd=ctx.repo.root,
         heartbeat=beat,
         beat_every=lease / 8,
@@ -94,4 +96,4 @@ def judge(ctx: Context, job: Job, delta: Delta, candidate: str) -> dict[str, obj
     return answer
 
 
-__all__ = ["Delta", "StepFailed", "judge", "pending"]
+__all__ = ["Delta", "NotAllowed", "StepFailed", "judge", "pending"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitpub import confirm, crash, fontrebase, jobs, leases, outbox, recheck, trailers
+from gitpub import confirm, crash, fontrebase, jobs, leases, outbox, recheck, trailers, trust
 from gitpub.commit import make_commit, target_unchanged
 from gitpub.context import Context
 from gitpub.errors import GitCommandError
@@ -184,6 +184,15 @@ def _decide_delta(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
     )
     try:
         answer = recheck.judge(ctx, job, delta, candidate)
+    except recheck.NotAllowed as exc:
+        return jobs.transition(
+            store,
+            job,
+            State.REVIEW,
+            "recheck:not-allowed",
+            {"reason": exc.message},
+            failure_code=trust.FAILURE_CODE,
+        )
     except recheck.StepFailed as exc:
         return jobs.transition(
             store,

@@ -95,7 +95,7 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job], deliver: bool = 
                 outcome.state,
                 "prepare:done",
                 {"reason": outcome.reason} if outcome.reason else None,
-                failure_code=_code(outcome.state),
+                failure_code=outcome.failure_code or _code(outcome.state),
             )
         elif state in (State.READY_TO_COMMIT, State.LOCAL_COMMITTING):
             try:

@@ -289,6 +289,7 @@ def use_judge(blog: Blog) -> None:
     (blog.root / ".blogpub.toml").write_text(config)
     blog.git("commit", "--quiet", "-am", "judge duplicates with a model")
     blog.git("push", "--quiet", "origin", "main")
+    blog.trust()
 
 
 def test_gitpub_publishes_or_skips_as_the_model_decides(blog: Blog, fake_chat: FakeChat) -> None:

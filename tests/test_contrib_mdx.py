@@ -108,6 +108,7 @@ def test_gitpub_sends_an_article_that_does_not_compile_to_review(node: str, blog
     (blog.root / ".blogpub.toml").write_text(config)
     blog.git("commit", "--quiet", "-am", "validate articles with the MDX compiler")
     blog.git("push", "--quiet", "origin", "main")
+    blog.trust()
     before = blog.remote_log()
 
     bad = blog.submit("bad", article("JS", "Objects look like {a: 1} in JavaScript."))

@@ -26,6 +26,7 @@ def test_retry_after_review_reuses_the_draft(tmp_path: Path) -> None:
         f'review = [["{py}", "{tmp_path / "gate.py"}"]]\n'
     )
     blog = make_blog(tmp_path, cfg)
+    blog.trust()
     flag = tmp_path / "closed"
     flag.write_text("")
     env = {"DRAFT_LOG": str(tmp_path / "draft.log"), "GATE_FLAG": str(flag)}

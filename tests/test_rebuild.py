@@ -32,6 +32,7 @@ def _counting_drafts(blog: Blog) -> Path:
     (blog.root / ".blogpub.toml").write_text(cfg)
     blog.git("commit", "--quiet", "-am", "a counting draft step")
     blog.git("push", "--quiet", "origin", "main")
+    blog.trust()
     log = blog.root.parent / "drafts.log"
     os.environ["DRAFT_LOG"] = str(log)  # the hermetic fixture restores the environment
     return log

@@ -104,6 +104,7 @@ def counting_blog(base: Path) -> tuple[Blog, Path]:
     script = base / "draft.py"
     script.write_text(DRAFT)
     blog = make_blog(base, CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{script}"]\n')
+    blog.trust()
     hook = blog.remote / "hooks" / "update"
     hook.write_text(PUSH_LOG_HOOK)
     hook.chmod(0o755)
@@ -437,6 +438,7 @@ def test_crash_with_fonts_never_splits_article_and_subset(tmp_path: Path, point:
     script = tmp_path / "draft.py"
     script.write_text(DRAFT)
     blog = tiny_blog(tmp_path, f'\n[steps]\ndraft = ["{sys.executable}", "{script}"]\n')
+    blog.trust()
     draft_log = tmp_path / "draft.log"
     env = {"DRAFT_LOG": str(draft_log)}
     text = article("新文章", "今天学习写字。")

@@ -44,6 +44,7 @@ def _with_recheck(blog: Blog, timeout: float = 20) -> Path:
     (blog.root / ".blogpub.toml").write_text(cfg)
     blog.git("commit", "--quiet", "-am", "configure the recheck judge")
     blog.git("push", "--quiet", "origin", "main")
+    blog.trust()
     return blog.root.parent / "judge.log"
 
 
@@ -311,6 +312,7 @@ def test_secret_leaked_by_the_draft_step_is_review(blog: Blog) -> None:
     (blog.root / ".blogpub.toml").write_text(
         CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{draft}"]\n'
     )
+    blog.trust()
     before = blog.remote_log()
     job_id = blog.submit("s", article("Draft", "A harmless source."))
     blog.ok("run", "--until-idle")
@@ -366,6 +368,7 @@ def test_draft_answers_outside_the_contract_are_review(
     (blog.root / ".blogpub.toml").write_text(
         CONFIG + f'\n[steps]\ndraft = ["{sys.executable}", "{draft}"]\n'
     )
+    blog.trust()
     job_id = blog.submit("d", article("Draft", "Anything."))
     assert blog.blogpub("run", "--until-idle").returncode == 0
     shown = blog.job(job_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub import config, hooks
+from gitpub import config, hooks, trust
 from gitpub.commands.output import say
 from gitpub.gitrepo import Repo
 
@@ -14,6 +14,15 @@ def install(path: Path) -> None:
     cfg = config.load(repo.root)
     for line in hooks.install(repo, cfg.publish.branch):
         say(line)
+    here = trust.standing(cfg, repo.common_dir)
+    if not here.ok:
+        # Installing never allows anything: the person reads the commands first.
+        count = len(here.current.commands)
+        say(
+            f"next: {config.CONFIG_NAME} names {count} external command(s) this node has not "
+            "allowed; read them and allow them with `git blogpub trust` (until then, jobs that "
+            "need them wait in REVIEW)"
+        )
 
 
 def uninstall(path: Path) -> None:

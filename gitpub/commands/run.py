@@ -6,10 +6,10 @@ import threading
 import time
 from pathlib import Path
 
-from gitpub import external, jobs, worker
+from gitpub import config, external, jobs, trust, worker
 from gitpub.commands.output import say, warn
 from gitpub.context import Context, open_context
-from gitpub.errors import GitpubError
+from gitpub.errors import ConfigError, GitpubError
 from gitpub.jobs import Job
 from gitpub.reconcile import settle_interrupted_commits
 from gitpub.states import State
@@ -67,8 +67,31 @@ def _background_recovery(path: Path, ids: tuple[str, ...], errors: list[str]) ->
     return thread
 
 
+def _warn_untrusted(ctx: Context, said: set[str]) -> None:
+    """Said once per command set: jobs that need these commands wait in REVIEW until `trust`."""
+    here = trust.standing(ctx.config, ctx.repo.common_dir)
+    if not here.ok and here.current.sha256 not in said:
+        said.add(here.current.sha256)
+        extra = f" ({here.problem})" if here.problem else ""
+        warn(f"git blogpub: {trust.not_allowed_message(ctx.config.node)}{extra}")
+
+
+def _reread_config(ctx: Context, said: set[str]) -> None:
+    """A long-running worker follows the live checkout's `.blogpub.toml` pass by pass, as a
+    new worker process would: after a fast-forward brought a changed file, the next pass
+    works (and checks trust) with it. A file that no longer loads leaves the one in use."""
+    try:
+        ctx.config = config.load(ctx.repo.root)
+    except ConfigError as exc:
+        if exc.message not in said:
+            said.add(exc.message)
+            warn(f"git blogpub: keeping the config in use: {exc.message}")
+
+
 def main(path: Path, *, until_idle: bool, interval: float) -> None:
     with open_context(path) as ctx:
+        said: set[str] = set()
+        _warn_untrusted(ctx, said)
         errors: list[str] = []
         ids = interrupted(ctx)
         recovery = _background_recovery(path, ids, errors)
@@ -83,6 +106,8 @@ def main(path: Path, *, until_idle: bool, interval: float) -> None:
                     warn(f"git blogpub: recovery: {message}")
                 return
             time.sleep(interval)
+            _reread_config(ctx, said)
+            _warn_untrusted(ctx, said)
 
 
 def relay(path: Path, *, job_ids: tuple[str, ...]) -> None:

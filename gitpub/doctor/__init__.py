@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from gitpub import trust
 from gitpub.config import Config
+from gitpub.doctor.allowance import check_trust
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Finding, ProblemsFound, Report
 from gitpub.doctor.repository import check_config, check_git, check_hooks, check_state_dir
 from gitpub.doctor.state import check_leases, check_leftovers, check_locks, database
@@ -37,11 +39,20 @@ def diagnose(path: Path) -> Report:
             check_locks(report, repo, known)
             check_leases(report, known)
         elif (repo.state_dir / "state.sqlite3").exists() or _database_problem(report):
+            if cfg is not None:
+                check_trust(report, repo, cfg, 0)
             # An unusable or lost database: nothing below can be judged without it (every
             # job folder, worktree and ref would look orphaned).
             return report
         else:
             known = {}  # no database at all: job refs and worktrees left here belong to no job
+        if cfg is not None:
+            held = [
+                j
+                for j, r in known.items()
+                if r["state"] == "REVIEW" and r["failure_code"] == trust.FAILURE_CODE
+            ]
+            check_trust(report, repo, cfg, len(held))
         check_leftovers(report, repo, cfg or Config(root=repo.root), known)
     return report
 

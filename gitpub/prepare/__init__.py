@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitpub import crash, jobs
+from gitpub import crash, jobs, trust
 from gitpub.context import Context
 from gitpub.errors import InputError
 from gitpub.files import write_atomic
@@ -25,6 +25,7 @@ from gitpub.prepare.frontmatter import parse, slugify
 from gitpub.prepare.protocol import StepFailed
 from gitpub.sanitize import sanitize_obj
 from gitpub.states import State
+from gitpub.trust import Gate, NotAllowed
 from gitpub.types import Oid
 
 STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest")
@@ -34,6 +35,7 @@ STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest
 class Outcome:
     state: State  # READY_TO_COMMIT, REVIEW or SKIPPED
     reason: str | None = None
+    failure_code: str | None = None  # when it says more than the state's own code
 
 
 class Preparer:
@@ -82,6 +84,7 @@ class Preparer:
             spec,
             request,
             self.ctx.config.steps,
+            gate=Gate(self.ctx.config, self.ctx.repo.common_dir),
             cwd=self.ctx.repo.root,
             heartbeat=self.beat,
             beat_every=self.ctx.config.retry.lease_seconds / 8,
@@ -96,6 +99,8 @@ class Preparer:
     def run(self) -> Outcome:
         try:
             return self._run()
+        except NotAllowed as exc:
+            return Outcome(State.REVIEW, exc.message, trust.FAILURE_CODE)
         except StepFailed as exc:
             return Outcome(State.REVIEW, exc.message)
 

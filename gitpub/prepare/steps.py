@@ -9,6 +9,7 @@ from typing import Any
 from gitpub.config import StepsConfig, StepSpec
 from gitpub.prepare import builtins
 from gitpub.prepare.protocol import StepFailed, expect_fields, run_external
+from gitpub.trust import Gate
 
 _GATE_FIELDS: dict[str, type | tuple[type, ...]] = {"ok": bool, "reason": str, "line": int}
 _DRAFT_FIELDS: dict[str, type | tuple[type, ...]] = {"text": str, "path": str}
@@ -36,6 +37,7 @@ def call(
     request: Mapping[str, Any],
     cfg: StepsConfig,
     *,
+    gate: Gate,
     cwd: Path,
     heartbeat: Callable[[], None] | None = None,
     beat_every: float = 30.0,
@@ -43,6 +45,9 @@ def call(
 ) -> dict[str, Any]:
     if isinstance(spec, str):
         return _builtin(spec.removeprefix("builtin:"), kind, cfg)(request)
+    # Before anything starts (no spool, no checkpoint): a refused step leaves nothing that
+    # could answer for it once the node allows it and the job is retried.
+    gate.require(kind, spec)
     return run_external(
         kind,
         spec,
