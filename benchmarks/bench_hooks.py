@@ -34,6 +34,7 @@ from bench_e2e import hermetic_env  # noqa: E402  (the same hermetic set-up as t
 
 from gitpub import hooks  # noqa: E402
 from gitpub.gitrepo import Repo  # noqa: E402
+from gitpub.hooks import setup as hook_setup  # noqa: E402
 
 FLOOR_HOOK = "#!/bin/sh\nexit 0\n"
 PYTHON_HOOK = f"#!{sys.executable}\nimport gitpub.external\n"
@@ -61,7 +62,7 @@ def make_repo(root: Path, variant: str, branch: str) -> None:
     for sample in folder.glob("*.sample"):
         sample.unlink()
     if variant == "gitpub":
-        hooks.install(Repo(root), "main")
+        hook_setup.install(Repo(root), "main")
     elif variant in ("floor", "python"):
         for name in hooks.HOOK_NAMES:
             (folder / name).write_text(FLOOR_HOOK if variant == "floor" else PYTHON_HOOK)

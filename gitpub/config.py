@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-import platformdirs
-
 from gitpub.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -393,6 +391,8 @@ def _gc(path: Path, data: Any) -> GcConfig:
 
 
 def user_config_path() -> Path:
+    import platformdirs  # here, not at the top: only commands that read the config need it
+
     return Path(platformdirs.user_config_dir("gitpub", appauthor=False)) / "config.toml"
 
 

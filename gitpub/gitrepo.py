@@ -5,16 +5,32 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import subprocess
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from gitpub.errors import GitCommandError, NotARepository
 from gitpub.types import Oid
+
+if TYPE_CHECKING:
+    import subprocess
+
+    import pygit2
+else:
+
+    class _Pygit2:
+        """pygit2, imported on first use. Importing it costs more than the whole of `submit`
+        or `status`, which find the repository and read no git object."""
+
+        def __getattr__(self, name: str) -> Any:
+            import pygit2 as module
+
+            globals()["pygit2"] = module
+            return getattr(module, name)
+
+    pygit2 = _Pygit2()
 
 WRITER_ENV = "GITPUB_WRITER"
 """Set on every git command gitpub runs: our hooks use it to tell our ref updates from others'."""
@@ -53,6 +69,8 @@ def run_git(
     input: bytes | None = None,
     env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
+    import subprocess  # here: `submit` finds the repository without running git
+
     argv = ["git", *args]
     proc = subprocess.run(
         argv, cwd=cwd, input=input, capture_output=True, env=git_env(env), check=False
@@ -76,24 +94,43 @@ class PushResult:
 class Repo:
     """The live checkout of a blog repository and its shared git directory."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, common_dir: Path | None = None) -> None:
         self.root = root
-        self.pg = pygit2.Repository(str(root))
-        self.common_dir = Path(self.pg.path).resolve()
-        # A linked worktree's .git points at worktrees/<name>; the common dir is the parent's.
-        commondir_file = self.common_dir / "commondir"
-        if commondir_file.exists():
-            self.common_dir = (self.common_dir / commondir_file.read_text().strip()).resolve()
+        self._pg: pygit2.Repository | None = None
+        if common_dir is None:
+            found = _find_checkout(root)
+            if found is not None and found[0] == root.resolve():
+                common_dir = found[1]
+            else:
+                common_dir = Path(self.pg.path).resolve()
+                # A linked worktree's .git points at worktrees/<name>; the common dir is the
+                # parent's.
+                commondir_file = common_dir / "commondir"
+                if commondir_file.exists():
+                    common_dir = (common_dir / commondir_file.read_text().strip()).resolve()
+        self.common_dir = common_dir
+
+    @property
+    def pg(self) -> pygit2.Repository:
+        """The pygit2 handle, opened on first use (commands that read no object never pay)."""
+        if self._pg is None:
+            self._pg = pygit2.Repository(str(self.root))
+        return self._pg
 
     @classmethod
     def discover(cls, start: Path) -> Repo:
+        found = _find_checkout(start)
+        if found is not None:
+            return cls(found[0], found[1])
+        # Anything out of the ordinary (GIT_DIR, a bare repository, core.worktree, no
+        # repository at all): libgit2's discovery decides, and the error says which.
         try:
-            found = pygit2.discover_repository(str(start))
+            where = pygit2.discover_repository(str(start))
         except pygit2.GitError:
-            found = None
-        if not found:
+            where = None
+        if not where:
             raise NotARepository(f"{start}: not inside a git repository")
-        repo = pygit2.Repository(found)
+        repo = pygit2.Repository(where)
         if repo.is_bare or repo.workdir is None:
             raise NotARepository(f"{start}: a bare repository has no checkout to publish from")
         return cls(Path(repo.workdir).resolve())
@@ -111,6 +148,14 @@ class Repo:
             return None
 
     def has_remote(self, name: str) -> bool:
+        # The repository's own config file names its remotes in nearly every clone; git's
+        # other config files (includes, the global one) need libgit2 to read.
+        try:
+            text = (self.common_dir / "config").read_text("utf-8", "replace")
+        except OSError:
+            text = ""
+        if re.search(rf'^\s*\[remote\s+"{re.escape(name)}"\s*\]', text, re.MULTILINE):
+            return True
         return name in self.pg.remotes.names()
 
     def tracking_ref(self, remote: str, branch: str) -> str:
@@ -241,12 +286,58 @@ class Repo:
                 gitdir = entry / "gitdir"
                 with contextlib.suppress(OSError):
                     if gitdir.read_text().strip() == target:
-                        shutil.rmtree(entry, ignore_errors=True)
+                        _remove_tree(entry)
         if branch and self.resolve(f"refs/heads/{branch}"):
             run_git(["branch", "-D", "--quiet", branch], self.root, check=False)
 
     def is_clean(self, cwd: Path | None = None) -> bool:
         return git_out(["status", "--porcelain", "--untracked-files=no"], cwd or self.root) == ""
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _find_checkout(start: Path) -> tuple[Path, Path] | None:
+    """(worktree root, common git dir) of the checkout at or above start, found the way git
+    finds it in the ordinary case: the nearest `.git` folder, or `.git` file naming one (a
+    linked worktree, whose `commondir` leads to the shared folder). None for anything else,
+    which `Repo.discover` leaves to libgit2."""
+    if any(v in os.environ for v in ("GIT_DIR", "GIT_WORK_TREE", "GIT_CEILING_DIRECTORIES")):
+        return None
+    try:
+        here = start.resolve()
+    except OSError:
+        return None
+    for folder in (here, *here.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            gitdir = dot
+        elif dot.is_file():
+            try:
+                line = dot.read_text("utf-8").strip()
+            except OSError:
+                return None
+            if not line.startswith("gitdir: "):
+                return None
+            gitdir = (folder / line[len("gitdir: ") :]).resolve()
+        else:
+            continue
+        if not (gitdir / "HEAD").is_file():
+            return None
+        common = gitdir
+        with contextlib.suppress(OSError):
+            common = (gitdir / (gitdir / "commondir").read_text("utf-8").strip()).resolve()
+        try:
+            config = (common / "config").read_text("utf-8", "replace")
+        except OSError:
+            return None
+        if re.search(r"^\s*(worktree|bare\s*=\s*true)", config, re.MULTILINE | re.IGNORECASE):
+            return None
+        return folder, common
+    return None
 
 
 # ------------------------------------------------ read helpers for external_sync and the hooks

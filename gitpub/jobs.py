@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sqlite3
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -345,13 +344,13 @@ def create(
                 conn_hook(conn, job_id)
     except sqlite3.IntegrityError:
         # Lost a race with a concurrent submit of the same key: theirs is the job.
-        shutil.rmtree(ctx.job_dir(job_id), ignore_errors=True)
+        _remove_tree(ctx.job_dir(job_id))
         winner = by_key(store, key)
         if winner is None:
             raise
         return same_request(winner, key, source, target), False
     except BaseException:
-        shutil.rmtree(ctx.job_dir(job_id), ignore_errors=True)
+        _remove_tree(ctx.job_dir(job_id))
         raise
     job = get(store, job_id)
     assert job is not None
@@ -367,6 +366,12 @@ def submit(
     if target is not None:
         target = check_target(ctx.config, ctx.repo.root, target)
     return create(ctx, key=key, source=text, target=target, topic=topic)
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil  # only on this failure path: `submit` should not pay for importing it
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def read_source(ctx: Context, job: Job) -> str:

@@ -11,8 +11,6 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import filelock
-
 from gitpub.errors import LockOrderError
 
 ORDER = ("delivery", "checkout", "repo", "db")
@@ -55,6 +53,8 @@ class Locks:
                     f"lock order violated: taking {name!r} while holding {outer!r} "
                     f"(order: {' > '.join(ORDER)})"
                 )
+        import filelock  # on first use: `submit` and `status` take no lock
+
         lock = filelock.FileLock(str(self.path(name)), timeout=timeout, thread_local=False)
         with lock:
             stack.append(name)
@@ -65,6 +65,8 @@ class Locks:
 
     def is_free(self, name: str) -> bool:
         """True when no process holds `name` right now (probe without waiting)."""
+        import filelock
+
         lock = filelock.FileLock(str(self.path(name)), timeout=0, thread_local=False)
         try:
             lock.acquire()

@@ -40,6 +40,11 @@ def test_e2e_benchmark_publishes_with_one_push_per_job(tmp_path: Path) -> None:
     assert all(row.split()[-1] == "1.00" for row in rows)  # pushes per job, counted by the hook
 
 
+def test_submit_benchmark_runs_and_submit_loads_no_heavy_module(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_submit.py", "--rounds", "1")
+    assert "heavy modules imported by submit: none" in out
+
+
 def test_rebuild_benchmark_rebuilds_every_job(tmp_path: Path) -> None:
     out = _run(tmp_path, "bench_rebuild.py", "--quick")
     assert "store: 200 submitted + 10 committed jobs" in out  # its own asserts checked the rest

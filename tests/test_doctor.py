@@ -81,7 +81,7 @@ def _hook_missing(blog: Blog) -> Iterator[list[str]]:
 def _hook_outdated(blog: Blog) -> Iterator[list[str]]:
     hook = blog.root / ".git" / "hooks" / "reference-transaction"
     kept = hook.read_bytes()
-    hook.write_bytes(kept.replace(b"version 1", b"version 0"))
+    hook.write_bytes(kept.replace(b"version 2", b"version 0"))
     yield []
     hook.write_bytes(kept)
 

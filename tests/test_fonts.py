@@ -213,3 +213,35 @@ def test_quality_is_part_of_the_bytes(tmp_path: Path) -> None:
     assert cfg.fonts is not None
     better = dataclasses.replace(cfg, fonts=dataclasses.replace(cfg.fonts, quality=11))
     assert fonts.stale(better, blog.root) == {"public/fonts/blog.woff2": "quality changed"}
+
+
+def test_doctor_names_the_font_engine_and_the_gate_falls_back_without_harfbuzz(
+    tmp_path: Path,
+) -> None:
+    blog = tiny_blog(tmp_path)
+    _write(blog, "x.mdx", "引擎", "中国人民学习科学技术。")
+
+    def engine_finding(env: dict[str, str] | None = None) -> dict[str, str]:
+        report = blog.blogpub("doctor", "--json", env=env).json()
+        found = [f for f in report["findings"] if f["check"] == "fonts"]
+        assert len(found) == 1, report["findings"]
+        return dict(found[0])
+
+    # uharfbuzz is a required dependency wherever it has wheels, so a plain install has it.
+    assert engine.harfbuzz_available()
+    assert engine_finding()["message"].startswith("font engine: HarfBuzz (uharfbuzz ")
+
+    # A platform without a wheel: uharfbuzz cannot be imported. The gate uses fontTools, and
+    # doctor says so with the way to get HarfBuzz.
+    shadow = tmp_path / "no-wheel"
+    (shadow / "uharfbuzz").mkdir(parents=True)
+    (shadow / "uharfbuzz" / "__init__.py").write_text(
+        "raise ImportError('no uharfbuzz wheel for this platform')\n"
+    )
+    no_hb = {"PYTHONPATH": str(shadow)}
+    finding = engine_finding(no_hb)
+    assert finding["status"] == "warning" and "fontTools" in finding["message"]
+    assert "gitpub[fast]" in finding["hint"]
+    blog.ok("fonts", env=no_hb)
+    data = (blog.root / "public/fonts/blog.woff2").read_bytes()
+    assert cmap(data) == (_all_article_chars(blog.root) | ASCII) & COVERED

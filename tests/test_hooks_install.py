@@ -13,6 +13,7 @@ from conftest import Blog, article
 
 from gitpub import hooks
 from gitpub.gitrepo import Repo
+from gitpub.hooks import setup
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -62,7 +63,8 @@ def test_install_chains_an_existing_hook_and_uninstall_restores_it(blog: Blog) -
 
     blog.ok("install")
     installed = snapshot(folder)
-    assert installed["post-commit.legacy"] == before["post-commit"]
+    assert installed["post-commit.before-gitpub"] == before["post-commit"]
+    assert "post-commit.legacy" not in installed  # pre-commit's name, never gitpub's
     blog.ok("install")
     assert snapshot(folder) == installed  # idempotent: the same files, byte for byte
 
@@ -78,11 +80,12 @@ def test_install_chains_an_existing_hook_and_uninstall_restores_it(blog: Blog) -
 
 
 def test_install_into_core_hooks_path(blog: Blog) -> None:
-    blog.git("config", "core.hooksPath", ".githooks")
+    # A hooks folder outside the worktree, shared by a person's clones; relative to the root.
+    blog.git("config", "core.hooksPath", "../shared-hooks")
     default = blog.root / ".git" / "hooks"
     before = snapshot(default)
     blog.ok("install")
-    landed = blog.root / ".githooks"
+    landed = blog.root.parent / "shared-hooks"
     assert sorted(snapshot(landed)) == ["post-commit", "reference-transaction"]
     assert snapshot(default) == before
     assert hand_commit(blog).returncode == 0
@@ -115,7 +118,7 @@ def test_an_older_version_of_our_hook_is_replaced_not_chained(blog: Blog) -> Non
     (folder / "post-commit").write_text(old)
     (folder / "post-commit").chmod(0o755)
     blog.ok("install")
-    assert not (folder / "post-commit.legacy").exists()
+    assert not (folder / "post-commit.before-gitpub").exists()
     assert (folder / "post-commit").read_bytes() == hooks.render(
         "post-commit", hooks.default_marker()
     )
@@ -127,7 +130,7 @@ def test_a_legacy_hook_that_calls_ours_again_does_not_loop(blog: Blog) -> None:
     folder = blog.root / ".git" / "hooks"
     # A hook manager that runs "every hook named post-commit" ends up calling ours again.
     (folder / "post-commit").write_text(
-        '#!/bin/sh\necho once >> legacy-ran.txt\nexec "${0%.legacy}" "$@"\n'
+        '#!/bin/sh\necho once >> legacy-ran.txt\nexec "${0%.before-gitpub}" "$@"\n'
     )
     (folder / "post-commit").chmod(0o755)
     blog.ok("install")
@@ -145,7 +148,7 @@ def test_a_hook_whose_gitpub_is_gone_says_how_to_remove_it(blog: Blog, tmp_path:
     marker = tmp_path / "site-packages" / "gitpub" / "__init__.py"
     marker.parent.mkdir(parents=True)
     marker.write_text("")
-    hooks.install(Repo(blog.root), "main", marker=marker)
+    setup.install(Repo(blog.root), "main", marker=marker)
     blog.git("update-ref", "refs/blog-jobs/some-job", "HEAD", check=False)
     marker.unlink()  # gitpub uninstalled, its hooks left behind
 
@@ -178,10 +181,10 @@ def test_install_refuses_bad_places_with_one_line_and_writes_nothing(
 
     folder = blog.root / ".git" / "hooks"
     (folder / "reference-transaction").write_bytes(FOREIGN)
-    (folder / "reference-transaction.legacy").write_bytes(b"#!/bin/sh\nexit 0\n")
+    (folder / "reference-transaction.before-gitpub").write_bytes(b"#!/bin/sh\nexit 0\n")
     before = snapshot(folder)
     res = blog.blogpub("install")
-    assert res.returncode == 1 and "already exists" in res.stderr
+    assert res.returncode == 1 and "already holds" in res.stderr
     assert snapshot(folder) == before  # not even post-commit was written
 
 

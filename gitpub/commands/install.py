@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub import config, hooks, trust
+from gitpub import config, trust
 from gitpub.commands.output import say
 from gitpub.gitrepo import Repo
+from gitpub.hooks import setup
 
 
 def install(path: Path) -> None:
     repo = Repo.discover(path)
     cfg = config.load(repo.root)
-    for line in hooks.install(repo, cfg.publish.branch):
+    for line in setup.install(repo, cfg.publish.branch):
         say(line)
     here = trust.standing(cfg, repo.common_dir)
     if not here.ok:
@@ -27,5 +28,5 @@ def install(path: Path) -> None:
 
 def uninstall(path: Path) -> None:
     repo = Repo.discover(path)
-    for line in hooks.uninstall(repo):
+    for line in setup.uninstall(repo):
         say(line)
