@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["KeyReused", "Publisher", "Submitted", "__version__"]
+__all__ = ["KeyReused", "Publisher", "SecretsFound", "Submitted", "__version__"]
 
 if TYPE_CHECKING:
     from gitpub.api import Publisher, Submitted
-    from gitpub.errors import KeyReused
+    from gitpub.errors import KeyReused, SecretsFound
 
 
 def __getattr__(name: str) -> Any:
@@ -23,4 +23,8 @@ def __getattr__(name: str) -> Any:
         from gitpub import api
 
         return getattr(api, name)
+    if name == "SecretsFound":
+        from gitpub.errors import SecretsFound
+
+        return SecretsFound
     raise AttributeError(name)

@@ -13,12 +13,17 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitpub import jobs, worker
+from gitpub import config, jobs, scan, worker
 from gitpub.context import Context, open_context
+from gitpub.errors import SecretsFound
+from gitpub.gitrepo import Repo
+
+__all__ = ["Publisher", "SecretsFound", "Submitted"]
 
 
 @dataclass(frozen=True)
@@ -45,13 +50,24 @@ class Publisher:
         key: str,
         target: str | None = None,
         topic: str | None = None,
+        allow: Sequence[str] = (),
     ) -> Submitted:
         """Register the publication; durable when this returns. Same key and source → same
-        job; the same key with another source (or target) raises `KeyReused`."""
+        job; the same key with another source (or target) raises `KeyReused`.
+
+        A source holding a secret raises `SecretsFound` (its `findings` carry kind, line and
+        fingerprint) before anything is recorded; pass a fingerprint in `allow` to publish
+        that finding as written."""
+        allowed = jobs.check_allow(allow)
+        root = Repo.discover(self.path).root
+        cfg = config.load(root)
+        name = f"source for key {key!r}"
+        text = jobs.decode_source(source.encode("utf-8"), name, cfg.publish.max_source_bytes)
+        scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allowed))
         with self._open() as ctx:
-            limit = ctx.config.publish.max_source_bytes
-            text = jobs.decode_source(source.encode("utf-8"), f"source for key {key!r}", limit)
-            job, created = jobs.submit(ctx, key=key, text=text, target=target, topic=topic)
+            job, created = jobs.submit(
+                ctx, key=key, text=text, target=target, topic=topic, allow=allowed
+            )
             return Submitted(job.job_id, job.state.value, created)
 
     async def asubmit(
@@ -61,9 +77,12 @@ class Publisher:
         key: str,
         target: str | None = None,
         topic: str | None = None,
+        allow: Sequence[str] = (),
     ) -> Submitted:
         """`submit` without blocking the event loop (a few milliseconds of SQLite and fsync)."""
-        return await asyncio.to_thread(self.submit, source, key=key, target=target, topic=topic)
+        return await asyncio.to_thread(
+            self.submit, source, key=key, target=target, topic=topic, allow=allow
+        )
 
     def status(self, job_id: str) -> dict[str, Any]:
         with self._open() as ctx:

@@ -36,15 +36,41 @@ def cli(click_ctx: click.Context, path: str) -> None:
     "--target", default=None, metavar="PATH", help="Article path inside a content folder."
 )
 @click.option("--topic", default=None, help="Topic text (stored sanitized).")
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="FINGERPRINT",
+    help="Publish this finding as written (repeatable; `git blogpub scan` prints fingerprints).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
 def submit(
-    c: _Ctx, key: str, source: str, target: str | None, topic: str | None, as_json: bool
+    c: _Ctx,
+    key: str,
+    source: str,
+    target: str | None,
+    topic: str | None,
+    allow: tuple[str, ...],
+    as_json: bool,
 ) -> None:
-    """Register a publication job (idempotent by --key)."""
+    """Register a publication job (idempotent by --key); a source holding a secret is refused."""
     from gitpub.commands import submit as cmd
 
-    cmd.main(c.path, key=key, source=source, target=target, topic=topic, as_json=as_json)
+    cmd.main(
+        c.path, key=key, source=source, target=target, topic=topic, allow=allow, as_json=as_json
+    )
+
+
+@cli.command("scan")
+@click.argument("paths", nargs=-1, metavar="PATH…|-")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@pass_ctx
+def scan_cmd(c: _Ctx, paths: tuple[str, ...], as_json: bool) -> int:
+    """Report secrets in files (kind, line, fingerprint; never the secret). Exit 1 if any."""
+    from gitpub.commands import scan as cmd
+
+    return cmd.main(c.path, paths=paths, as_json=as_json)
 
 
 @cli.group()
@@ -55,13 +81,14 @@ def topic() -> None:
 @topic.command("close")
 @click.argument("session")
 @click.option("--source", required=True, metavar="FILE|-")
+@click.option("--allow", "allow", multiple=True, metavar="FINGERPRINT")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def topic_close(c: _Ctx, session: str, source: str, as_json: bool) -> None:
+def topic_close(c: _Ctx, session: str, source: str, allow: tuple[str, ...], as_json: bool) -> None:
     """Close SESSION and create (or return) its job for this close revision."""
     from gitpub.commands import submit as cmd
 
-    cmd.topic_close(c.path, session=session, source=source, as_json=as_json)
+    cmd.topic_close(c.path, session=session, source=source, allow=allow, as_json=as_json)
 
 
 @topic.command("reopen")
@@ -184,14 +211,23 @@ def retry(c: _Ctx, job_id: str) -> None:
     "--continue", "cont", is_flag=True, help="Deliver the job branch as a person fixed it."
 )
 @click.option("--abandon", is_flag=True, help="Give the job up (SKIPPED).")
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="FINGERPRINT",
+    help="With --continue: publish this finding in the fixed article as written (repeatable).",
+)
 @pass_ctx
-def resolve(c: _Ctx, job_id: str, cont: bool, abandon: bool) -> None:
+def resolve(c: _Ctx, job_id: str, cont: bool, abandon: bool, allow: tuple[str, ...]) -> None:
     """Operator exit from REVIEW, CONFLICT or FAILED."""
     from gitpub.commands import operator as cmd
 
     if cont == abandon:
         raise click.UsageError("give exactly one of --continue or --abandon")
-    cmd.resolve(c.path, job_id=job_id, abandon=abandon)
+    if allow and abandon:
+        raise click.UsageError("--allow goes with --continue")
+    cmd.resolve(c.path, job_id=job_id, abandon=abandon, allow=allow)
 
 
 @cli.command()

@@ -95,6 +95,13 @@ class GcConfig:
 
 
 @dataclass(frozen=True)
+class ScanConfig:
+    # Fingerprints of findings a person has judged not to be secrets (`git blogpub scan`
+    # prints them); an allowed finding is published as written.
+    allow: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class Config:
     root: Path
     publish: PublishConfig = field(default_factory=PublishConfig)
@@ -102,6 +109,7 @@ class Config:
     steps: StepsConfig = field(default_factory=StepsConfig)
     retry: RetryConfig = field(default_factory=RetryConfig)
     gc: GcConfig = field(default_factory=GcConfig)
+    scan: ScanConfig = field(default_factory=ScanConfig)
     node: str = "local"
     # Step roles whose external command, if any, comes from the repository's .blogpub.toml
     # rather than from this node's user config: those run only once the node allowed them.
@@ -384,6 +392,21 @@ def _retry(path: Path, data: Any) -> RetryConfig:
     )
 
 
+def _scan(path: Path, data: Any) -> ScanConfig:
+    from gitpub.scan import FINGERPRINT_CHARS
+
+    r = _Reader(path, "scan", data)
+    r.check_known({"allow"})
+    allow = r.strings("allow", (), nonempty=False)
+    for value in allow:
+        if len(value) != FINGERPRINT_CHARS or value.strip("0123456789abcdef"):
+            raise ConfigError(
+                f"{path}: scan.allow entry {value!r} is not a fingerprint "
+                f"({FINGERPRINT_CHARS} hex digits, as `git blogpub scan` prints them)"
+            )
+    return ScanConfig(allow=frozenset(allow))
+
+
 def _gc(path: Path, data: Any) -> GcConfig:
     r = _Reader(path, "gc", data)
     r.check_known({"keep_days"})
@@ -415,9 +438,9 @@ def load(root: Path) -> Config:
     path = root / CONFIG_NAME
     data = _read_toml(path) if path.exists() else {}
     for key in data:
-        if key not in {"publish", "fonts", "steps", "retry", "gc"}:
+        if key not in {"publish", "fonts", "steps", "retry", "gc", "scan"}:
             raise ConfigError(
-                f"{path}: unknown table [{key}] (known: publish, fonts, steps, retry, gc)"
+                f"{path}: unknown table [{key}] (known: publish, fonts, steps, retry, gc, scan)"
             )
     shared_table = data.get("steps", {})
     steps = _steps(path, shared_table, StepsConfig())
@@ -435,6 +458,7 @@ def load(root: Path) -> Config:
         steps=steps,
         retry=_retry(path, data.get("retry", {})),
         gc=_gc(path, data.get("gc", {})),
+        scan=_scan(path, data.get("scan", {})),
         node=_single_line(node),
         shared_steps=frozenset(shared),
     )

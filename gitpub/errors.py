@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitpub.scan import Finding
 
 
 class GitpubError(Exception):
@@ -33,6 +37,22 @@ class KeyReused(InputError):
         self.key = key
         self.job_id = job_id
         self.what = what
+
+
+class SecretsFound(InputError):
+    """A submitted source holds secrets; nothing was recorded. Carries the findings (kind,
+    line, fingerprint — never the secret) so a caller can show them or allow them."""
+
+    def __init__(self, source: str, findings: Sequence[Finding]) -> None:
+        self.source = source
+        self.findings = tuple(findings)
+        first = self.findings[0]
+        more = len(self.findings) - 1
+        tail = f" (and {more} more: `git blogpub scan` lists them)" if more else ""
+        super().__init__(
+            f"{source} line {first.line}: {first.kind} (fingerprint {first.fingerprint}): "
+            f"nothing was recorded; remove it or pass --allow {first.fingerprint}{tail}"
+        )
 
 
 class NotARepository(GitpubError):

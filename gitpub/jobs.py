@@ -6,7 +6,7 @@ import hashlib
 import json
 import sqlite3
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -16,7 +16,8 @@ from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitpubError, InputError, KeyReused
 from gitpub.files import write_atomic
-from gitpub.sanitize import sanitize
+from gitpub.sanitize import sanitize, sanitize_obj
+from gitpub.scan import FINGERPRINT_CHARS
 from gitpub.states import State, check_transition
 from gitpub.store import Store, now
 from gitpub.types import JobId, Sha256
@@ -176,12 +177,16 @@ def by_key(store: Store, key: str) -> Job | None:
     return Job.from_row(row) if row else None
 
 
-def same_request(job: Job, key: str, text: str, target: str | None) -> Job:
+def same_request(
+    job: Job, key: str, text: str, target: str | None, allow: Iterable[str] = ()
+) -> Job:
     """An existing job for `key`, provided this is the same request again; else KeyReused.
 
     As payment APIs treat idempotency keys: a key names one request, so a key sent with
-    another text (or another target) is a client's mistake, never a silent no-op."""
-    if job.source_sha256 != hashlib.sha256(sanitize(text).encode("utf-8")).hexdigest():
+    another text (or another target) is a client's mistake, never a silent no-op. The text is
+    compared as it was stored: sanitized, keeping the findings allowed by fingerprint."""
+    clean = sanitize(text, allow)
+    if job.source_sha256 != hashlib.sha256(clean.encode("utf-8")).hexdigest():
         raise KeyReused(sanitize(key), job.job_id, "source")
     if (target or None) != job.requested_target:
         raise KeyReused(sanitize(key), job.job_id, "target")
@@ -241,7 +246,11 @@ def resolution_path(ctx: Context, job_id: str) -> Path:
 
 
 def _canonical(detail: Mapping[str, Any] | None) -> str:
-    return sanitize(json.dumps(detail or {}, sort_keys=True, ensure_ascii=False, default=str))
+    # Value by value (keys included), not the serialized string: our own field names are no
+    # context for a secret rule, so `{"key": "<a request uuid>"}` stays readable while a
+    # token inside any value is still redacted.
+    plain = json.loads(json.dumps(detail or {}, default=str))
+    return json.dumps(sanitize_obj(plain), sort_keys=True, ensure_ascii=False)
 
 
 def append_event(
@@ -270,11 +279,42 @@ def append_event(
     )
 
 
+def check_allow(allow: Iterable[str]) -> tuple[str, ...]:
+    """`--allow` values, each a fingerprint as `git blogpub scan` prints it."""
+    out: list[str] = []
+    for value in allow:
+        value = value.strip().lower()
+        if len(value) != FINGERPRINT_CHARS or value.strip("0123456789abcdef"):
+            raise InputError(
+                f"--allow {value!r}: not a fingerprint ({FINGERPRINT_CHARS} hex digits, "
+                "as `git blogpub scan` prints them)"
+            )
+        out.append(value)
+    return tuple(sorted(set(out)))
+
+
+def allowed(ctx: Context, job_id: str) -> frozenset[str]:
+    """Fingerprints this job may publish as written: the repository's `[scan] allow` plus
+    those a person passed with `submit --allow` or `resolve --continue --allow` (the
+    events keep only fingerprints, never the text they stand for)."""
+    rows = ctx.store.conn.execute(
+        "SELECT detail FROM blog_publication_event WHERE job_id = ? AND detail LIKE '%allow%'",
+        (job_id,),
+    ).fetchall()
+    extra: set[str] = set()
+    for (detail,) in rows:
+        value = json.loads(detail).get("allow")
+        if isinstance(value, list):
+            extra.update(str(v) for v in value)
+    return ctx.config.scan.allow | frozenset(extra)
+
+
 def create(
     ctx: Context,
     *,
     key: str,
     source: str,
+    allow: Sequence[str] = (),
     kind: str = "article",
     topic: str | None = None,
     target: str | None = None,
@@ -286,11 +326,14 @@ def create(
     refused: KeyReused); the source hash is only an index: the same text submitted next week
     under a new key is a new, legitimate request."""
     store = ctx.store
+    allowed = ctx.config.scan.allow | frozenset(allow)
     existing = by_key(store, key)
     if existing:
-        return same_request(existing, key, source, target), False
+        return same_request(existing, key, source, target, allowed), False
     job_id = JobId(str(uuid.uuid4()))
-    clean = sanitize(source)
+    # The source is kept as written only where a person allowed a finding by fingerprint;
+    # anything else the ruleset sees is redacted before it touches the disk.
+    clean = sanitize(source, allowed)
     source_path = ctx.job_dir(job_id) / "source.txt"
     source_sha256 = hashlib.sha256(clean.encode("utf-8")).hexdigest()
     stamp = now()
@@ -338,7 +381,12 @@ def create(
                 None,
                 State.RECEIVED,
                 "submit",
-                {"key": sanitize(key), "kind": kind, "target": target},
+                {
+                    "key": sanitize(key),
+                    "kind": kind,
+                    "target": target,
+                    **({"allow": sorted(allow)} if allow else {}),
+                },
             )
             if conn_hook is not None:
                 conn_hook(conn, job_id)
@@ -348,7 +396,7 @@ def create(
         winner = by_key(store, key)
         if winner is None:
             raise
-        return same_request(winner, key, source, target), False
+        return same_request(winner, key, source, target, allowed), False
     except BaseException:
         _remove_tree(ctx.job_dir(job_id))
         raise
@@ -358,14 +406,20 @@ def create(
 
 
 def submit(
-    ctx: Context, *, key: str, text: str, target: str | None = None, topic: str | None = None
+    ctx: Context,
+    *,
+    key: str,
+    text: str,
+    target: str | None = None,
+    topic: str | None = None,
+    allow: Sequence[str] = (),
 ) -> tuple[Job, bool]:
     """The one entry for new publications (CLI and API): validate, then create or find."""
     if not key.strip():
         raise InputError("--key must not be empty")
     if target is not None:
         target = check_target(ctx.config, ctx.repo.root, target)
-    return create(ctx, key=key, source=text, target=target, topic=topic)
+    return create(ctx, key=key, source=text, target=target, topic=topic, allow=allow)
 
 
 def _remove_tree(path: Path) -> None:

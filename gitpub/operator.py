@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
 from gitpub import confirm, jobs, outbox, trailers
 from gitpub.context import Context
@@ -10,6 +11,7 @@ from gitpub.errors import GitCommandError, InputError
 from gitpub.files import write_atomic
 from gitpub.jobs import Job
 from gitpub.prepare import branch_name, discard_worktree
+from gitpub.sanitize import sanitize
 from gitpub.states import OPERATOR_TRANSITIONS, State
 
 # Everything a fresh attempt must recompute; the draft checkpoint survives (see step_results).
@@ -95,12 +97,14 @@ def abandon(ctx: Context, job_id: str) -> Job:
     )
 
 
-def resume(ctx: Context, job_id: str) -> Job:
+def resume(ctx: Context, job_id: str, allow: Sequence[str] = ()) -> Job:
     """`resolve --continue`: deliver the article as a person fixed it on the job branch.
 
     The person rebased the job branch in its worktree and resolved the conflict; the fixed
     article becomes the job's text and the commit it sits on becomes its new base. The gates
-    run again on the fixed text; the judge does not (the person has decided)."""
+    run again on the fixed text; the judge does not (the person has decided). `allow` names
+    findings in the fixed text the person has judged not to be secrets: they are kept as
+    written, and only their fingerprints are recorded."""
     job = _require_operable(ctx, job_id, "resolve --continue")
     branch = branch_name(job.job_id)
     head = ctx.repo.resolve(f"refs/heads/{branch}")
@@ -122,15 +126,18 @@ def resume(ctx: Context, job_id: str) -> Job:
     text = jobs.decode_source(
         data, f"{branch}:{job.target_path}", ctx.config.publish.max_source_bytes
     )
+    allow = jobs.check_allow(allow)
+    allowed = jobs.allowed(ctx, job.job_id) | frozenset(allow)
     target = job.target_path
     _forget_commit(ctx, job, "continue")
-    write_atomic(jobs.resolution_path(ctx, job.job_id), text.encode("utf-8"))
+    clean = sanitize(text, allowed)  # what is not allowed is still never persisted
+    write_atomic(jobs.resolution_path(ctx, job.job_id), clean.encode("utf-8"))
     return jobs.transition(
         ctx.store,
         job,
         State.RECEIVED,
         "operator:continue",
-        {"from": job.state.value, "commit": str(head)},
+        {"from": job.state.value, "commit": str(head), **({"allow": list(allow)} if allow else {})},
         operator=True,
         **{**_RESET, "base_commit": str(parents[0]), "target_path": target},
         also=lambda conn: outbox.settle_publish(conn, job.job_id, "retried"),

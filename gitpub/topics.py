@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from gitpub.context import Context
 from gitpub.errors import GitpubError
@@ -11,7 +12,9 @@ from gitpub.sanitize import sanitize
 from gitpub.store import Store
 
 
-def topic_close(ctx: Context, session: str, source: str) -> tuple[Job, bool]:
+def topic_close(
+    ctx: Context, session: str, source: str, allow: Sequence[str] = ()
+) -> tuple[Job, bool]:
     """Close a topic session: one job per close revision, however often the close repeats.
 
     The revision bump and the job insert are one transaction, so a crash can never leave a
@@ -30,7 +33,8 @@ def topic_close(ctx: Context, session: str, source: str) -> tuple[Job, bool]:
     if existing:
         # Closing a closed revision again with another text is refused like any reused key:
         # reopen the topic to publish again.
-        return same_request(existing, key, source, None), False
+        allowed = ctx.config.scan.allow | frozenset(allow)
+        return same_request(existing, key, source, None, allowed), False
 
     def bump_cursor(conn: sqlite3.Connection, job_id: str) -> None:
         if not bump:
@@ -45,7 +49,15 @@ def topic_close(ctx: Context, session: str, source: str) -> tuple[Job, bool]:
         if moved != 1:
             raise GitpubError(f"topic {session}: closed concurrently; close it again")
 
-    return create(ctx, key=key, source=source, kind="topic", topic=session, conn_hook=bump_cursor)
+    return create(
+        ctx,
+        key=key,
+        source=source,
+        kind="topic",
+        topic=session,
+        allow=allow,
+        conn_hook=bump_cursor,
+    )
 
 
 def topic_reopen(store: Store, session: str) -> None:

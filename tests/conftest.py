@@ -6,12 +6,26 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
+from pygit2.enums import ConfigLevel
+
+# Soak knobs, read before the hermetic fixture clears every GITPUB_* variable of the machine.
+SOAK_ROUNDS = int(os.environ.get("GITPUB_SOAK_ROUNDS", "30"))
+SOAK_SEEDS = [int(s) for s in os.environ.get("GITPUB_SOAK_SEEDS", "20261130").split(",") if s]
+
+# Packages the contrib tests need, installed outside the source tree by .ci/run beforehand.
+MDX_DEPS = Path(
+    os.environ.get("GITPUB_TEST_MDX_DEPS")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gitpub-tests" / "mdx"
+)
 
 CONFIG = """\
 [publish]
@@ -33,7 +47,9 @@ def article(title: str, body: str, slug: str | None = None) -> str:
 
 
 @pytest.fixture(autouse=True)
-def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def hermetic(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")
     for key in list(os.environ):
         if key.startswith(("GIT_", "GITPUB_")):
@@ -56,6 +72,40 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     (home / ".gitconfig").write_text(
         '[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n'
     )
+    # libgit2 fixed its config search paths from the real HOME when pygit2 was imported, so
+    # in-process reads would still see the machine's ~/.gitconfig and /etc/gitconfig.
+    no_system = home / ".no-system-config"
+    no_system.mkdir()
+    paths = {
+        ConfigLevel.GLOBAL: home,
+        ConfigLevel.XDG: home / ".config" / "git",
+        ConfigLevel.SYSTEM: no_system,
+    }
+    before = {level: pygit2.settings.search_path[level] for level in paths}
+    for level, path in paths.items():
+        pygit2.settings.search_path[level] = str(path)
+    yield
+    for level, old in before.items():
+        pygit2.settings.search_path[level] = old
+
+
+def wait_for(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
+    """Poll `check` until it returns something truthy, and return that; fail naming `what`
+    when it never does. Tests synchronise on such observable events, never on bare sleeps."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(0.02)
+
+
+def until_due(job: dict[str, Any]) -> None:
+    """Wait until the job's recorded next_retry_at has passed (its due time is observable)."""
+    due = datetime.fromisoformat(job["next_retry_at"].replace("Z", "+00:00"))
+    wait_for(lambda: datetime.now(timezone.utc) >= due, f"job {job['job_id']} to become due")
 
 
 def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
-from conftest import Blog, article
+from conftest import Blog, article, wait_for
 
 from gitpub import Publisher
 from gitpub.errors import InputError
@@ -33,10 +32,7 @@ def test_asubmit_does_not_need_the_caller_to_wait_for_delivery(blog: Blog) -> No
     job_id = asyncio.run(agent())
     assert pub.status(job_id)["state"] == "RECEIVED"
     pub.kick()  # a detached worker delivers it after we return
-    deadline = time.monotonic() + 60
-    while pub.status(job_id)["state"] != "PUBLISHED" and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert pub.status(job_id)["state"] == "PUBLISHED"
+    wait_for(lambda: pub.status(job_id)["state"] == "PUBLISHED", "the detached worker")
     assert blog.commits_with_job(job_id) == 1
 
 
@@ -71,8 +67,5 @@ def test_contrib_agent_example_hands_over_and_the_worker_publishes(blog: Blog) -
     ).stdout
     assert "answered; publication" in out and "RECEIVED" in out
     (job,) = blog.status()
-    deadline = time.monotonic() + 60
-    while blog.job(job["job_id"])["job"]["state"] != "PUBLISHED" and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert blog.job(job["job_id"])["job"]["state"] == "PUBLISHED"
+    wait_for(lambda: blog.job(job["job_id"])["job"]["state"] == "PUBLISHED", "the worker")
     assert blog.commits_with_job(job["job_id"]) == 1

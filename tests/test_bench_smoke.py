@@ -40,6 +40,13 @@ def test_e2e_benchmark_publishes_with_one_push_per_job(tmp_path: Path) -> None:
     assert all(row.split()[-1] == "1.00" for row in rows)  # pushes per job, counted by the hook
 
 
+def test_scan_benchmark_reports_recall_false_positives_and_speed(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_scan.py", "--quick", "--gitpub-only")
+    row = next(line for line in out.splitlines() if line.startswith("gitpub"))
+    assert row.split()[-1].replace(".", "").isdigit()  # MB/s
+    assert "in prose" in out and "FP files" in out
+
+
 def test_submit_benchmark_runs_and_submit_loads_no_heavy_module(tmp_path: Path) -> None:
     out = _run(tmp_path, "bench_submit.py", "--rounds", "1")
     assert "heavy modules imported by submit: none" in out

@@ -50,6 +50,10 @@ def test_submit_and_status_import_neither_pygit2_nor_fonttools(blog: Blog) -> No
     names, out = imported(blog, "status", "--json")
     assert not top_level(names) & set(HEAVY)
     assert len(json.loads(out)["jobs"]) == 2
+    # The secret scan a blog's CI runs is as light: its ruleset is data, not a library.
+    names, out = imported(blog, "scan", "--json", str(src))
+    assert not top_level(names) & set(HEAVY)
+    assert json.loads(out) == {"findings": []}
 
 
 def test_a_linked_worktree_and_a_subfolder_find_the_same_state(blog: Blog) -> None:

@@ -25,6 +25,7 @@ SPEC_KEYS = {
     "fonts": {"source", "face", "outputs", "always", "quality"},
     "steps": {"draft", "judge", "recheck", "review", "scan", "validate", "timeout"},
     "retry": {"max_attempts", "base_delay", "max_delay", "probe_interval"},
+    "scan": {"allow"},
 }
 
 
@@ -43,6 +44,7 @@ def test_example_config_loads_and_shows_the_defaults(tmp_path: Path) -> None:
     assert cfg.steps == config.StepsConfig()
     assert cfg.retry == config.RetryConfig()
     assert cfg.gc == config.GcConfig()
+    assert cfg.scan == config.ScanConfig()
 
 
 def _verify(tmp_path: Path, *scope: str, env: dict[str, str] | None = None) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -77,7 +79,7 @@ def test_demo_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
 
 
 def test_demo_builds_its_own_font_without_a_system_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from gitpub.commands import demo, demo_font
 
@@ -87,38 +89,80 @@ def test_demo_builds_its_own_font_without_a_system_one(
     blog = tmp_path / "demo" / "blog"
     assert (blog / "fonts" / "demo.ttf").is_file()
     assert 'source = "fonts/demo.ttf"' in (blog / ".blogpub.toml").read_text()
-    _check_outcome(
-        tmp_path / "demo",
-        "(font-only conflict: subsets regenerated) → CONFLICT "
-        "the subsets conflict, gitpub regenerates",
-    )
+    _check_outcome(tmp_path / "demo", capsys.readouterr().out)  # what the demo printed
+
+
+def _copy_of_the_source(dest: Path) -> Path:
+    """The tracked and not-ignored files of this tree, so a build leaves nothing behind here."""
+    listed = git(ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for name in filter(None, listed.split("\0")):
+        src, out = ROOT / name, dest / name
+        if not src.exists() and not src.is_symlink():
+            continue  # deleted in the work tree, not yet committed
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            out.symlink_to(os.readlink(src))
+        else:
+            shutil.copy2(src, out)
+    return dest
 
 
 @pytest.mark.slow
 def test_readme_first_command_in_a_fresh_virtualenv(tmp_path: Path) -> None:
-    """`pip install . && git blogpub demo DIR`, with a real, non-editable install into a new
-    venv (it sees this interpreter's site packages, so only pip's build backend is fetched)."""
+    """`pip install . && git blogpub demo DIR` with a real, non-editable install into a new venv,
+    offline and outside the source tree: the wheel is built from a copy of the tree with this
+    interpreter's setuptools, and the new venv borrows this one's installed dependencies."""
+    src = _copy_of_the_source(tmp_path / "src")
+    dist = tmp_path / "dist"
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index"]
+        + ["--no-build-isolation", "--wheel-dir", str(dist), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stderr
+    (wheel,) = dist.glob("gitpub-*.whl")
+
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True, system_site_packages=True).create(env_dir)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
+    site = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    # This interpreter's site-packages as plain path entries (their .pth files, among them
+    # the editable install of this tree, are not run), after the venv's own.
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(site, "borrowed-dependencies.pth").write_text("\n".join(sorted(ours)) + "\n")
     install = subprocess.run(
-        [
-            str(py),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            str(ROOT),
-        ],
+        [str(py), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", str(wheel)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert install.returncode == 0, install.stderr
     env = {**os.environ, "PATH": f"{env_dir / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("PYTHONPATH", None)
+    where_from = subprocess.run(
+        [str(py), "-c", "import gitpub; print(gitpub.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    ).stdout
+    assert where_from.startswith(site), where_from  # the installed copy, not this tree
     where = tmp_path / "demo"
     res = subprocess.run(
-        ["git", "blogpub", "demo", str(where)], capture_output=True, text=True, env=env, timeout=300
+        ["git", "blogpub", "demo", str(where)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
     )
     assert res.returncode == 0, res.stderr
     _check_outcome(where, res.stdout)

@@ -48,7 +48,11 @@ def test_doctor_passes_a_healthy_blog_and_lists_the_crash_points(healthy: Blog) 
     assert report["ok"] is True and report["problems"] == 0
     assert report["crash_points"] == list(crash.POINTS)
     checks = {f["check"] for f in report["findings"]}
-    assert {"git", "repository", "config", "hooks", "state dir", "database"} <= checks
+    assert {"git", "repository", "config", "secrets", "hooks", "state dir", "database"} <= checks
+    # Which secret ruleset guards this blog, and its version.
+    assert report["ruleset"]["rules"] > 300
+    assert "gitleaks v8.30.0" in report["ruleset"]["version"]
+    assert "ruleset gitleaks" in res.stdout
     assert {"locks", "leases", "worktrees", "job refs"} <= checks
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import secret_corpus
 from conftest import Blog, article
 from fontkit import tiny_blog
 
@@ -92,10 +93,12 @@ def test_dry_run_before_any_job_creates_no_state_and_reports_a_skip(blog: Blog) 
 def test_dry_run_validates_source_and_target_exactly_like_submit(blog: Blog) -> None:
     good = _source(blog, "good.mdx", article("Fine", "A perfectly fine article body."))
     empty = _source(blog, "empty.mdx", "   \n")
+    leaky = _source(blog, "leaky.mdx", article("Leak", f"token {secret_corpus.one('np.github.1')}"))
     cases = [
         (good, "../outside.mdx"),
         (good, "content/posts/x.txt"),
         (empty, None),
+        (leaky, None),
         (str(blog.root.parent / "missing.mdx"), None),
     ]
     for source, target in cases:

@@ -207,3 +207,54 @@ def test_templates_parse_in_posix_shells(shell: str) -> None:
         pytest.skip(f"{shell} not installed")
     for name in hooks.HOOK_NAMES:
         assert subprocess.run([shell, "-n", str(ROOT / "hooks" / name)]).returncode == 0
+
+
+SHIM = """#!/bin/sh
+echo "$(basename "$0") $*" >> "{log}"
+exit 0
+"""
+
+
+def test_hooks_start_no_python_for_ref_updates_that_do_not_concern_gitpub(
+    blog: Blog, tmp_path: Path
+) -> None:
+    """Every way to start Python (or gitpub) by name is a shim that records its call, first on
+    PATH; then git does what people do all day on branches gitpub does not publish."""
+    blog.ok("install")
+    shims, log = tmp_path / "shims", tmp_path / "started.log"
+    shims.mkdir()
+    minor = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    for name in ("python", "python3", minor, "git-blogpub"):
+        (shims / name).write_text(SHIM.format(log=log))
+        (shims / name).chmod(0o755)
+    env = {"PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}
+    other = blog.clone("other")
+    other.git("commit", "--quiet", "--allow-empty", "-m", "someone else")
+    other.git("push", "--quiet", "origin", "main:main", "main:elsewhere")
+
+    def git_ok(*args: str) -> None:
+        proc = run(blog.root, "git", *args, env=env)
+        assert proc.returncode == 0, (args, proc.stderr)
+
+    git_ok("switch", "-q", "-c", "drafts")
+    git_ok("commit", "-q", "--allow-empty", "-m", "a draft")
+    git_ok("commit", "-q", "--amend", "--allow-empty", "-m", "a draft, amended")
+    git_ok("tag", "v1")
+    git_ok("tag", "-d", "v1")
+    git_ok("branch", "scratch")
+    git_ok("branch", "-m", "scratch", "scratch2")
+    git_ok("branch", "-D", "scratch2")
+    git_ok("update-ref", "refs/notes/mine", "HEAD")
+    git_ok("fetch", "-q", "origin")  # remote-tracking refs move
+    git_ok("reset", "-q", "--hard", "HEAD~1")
+    git_ok("switch", "-q", "main")
+    git_ok("branch", "-D", "drafts")
+    assert not log.exists(), log.read_text()
+    assert not (state_dir(blog) / "hints").exists()
+
+    # The shims do catch a start by name, and the hooks are there and do run.
+    git_ok("blogpub", "--version")
+    assert log.read_text().startswith("git-blogpub --version")
+    log.unlink()
+    git_ok("commit", "-q", "--allow-empty", "-m", "on the published branch")
+    assert "post-commit refs/heads/main" in (state_dir(blog) / "hints").read_text()

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
-from conftest import CONFIG, article, make_blog
+from conftest import CONFIG, article, make_blog, until_due
 from test_recovery import DRAFT, drafts
 
 GATE = """\
@@ -66,9 +65,10 @@ def test_retry_of_a_failed_job_that_did_arrive_is_refused(tmp_path: Path) -> Non
     try:
         for _ in range(12):
             blog.ok("run", "--until-idle")
-            if blog.job(job_id)["job"]["state"] == "FAILED":
+            job = blog.job(job_id)["job"]
+            if job["state"] == "FAILED":
                 break
-            time.sleep(0.3)
+            until_due(job)
         assert blog.job(job_id)["job"]["state"] == "FAILED"
     finally:
         away.rename(blog.remote)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from pathlib import Path
 
-from conftest import Blog, article, git
+from conftest import CONFIG, Blog, article, git, make_blog, until_due
+
+from gitpub.store import parse_time
 
 
 def test_submit_run_publishes_exactly_one_commit_with_trailers(blog: Blog) -> None:
@@ -80,26 +81,34 @@ def test_remote_that_moved_is_rebased_onto(blog: Blog) -> None:
     assert blog.remote_git("log", "-1", "--format=%s", "main~1") == "someone else's change"
 
 
-def test_unreachable_remote_waits_then_publishes_once(blog: Blog) -> None:
+def test_unreachable_remote_waits_then_publishes_once(tmp_path: Path) -> None:
+    cfg = CONFIG.replace("base_delay = 0.2", "base_delay = 2.0")
+    blog = make_blog(tmp_path, cfg.replace("max_delay = 1.0", "max_delay = 8.0"))
     job_id = blog.submit("k", article("Offline", "Written while the network is down."))
     hidden = blog.remote.with_name("remote-away.git")
     blog.remote.rename(hidden)
     try:
         blog.ok("run", "--until-idle")
-        job = blog.job(job_id)["job"]
+        shown = blog.job(job_id)
+        job = shown["job"]
         assert job["state"] == "RETRY_WAIT"
         assert job["attempt"] == 1
-        assert job["next_retry_at"] > job["updated_at"]  # in the future when it was set
+        # Backoff with jitter: the first wait is between half the base delay and all of it.
+        (wait,) = [e for e in shown["events"] if e["step"] == "retry:wait"]
+        waited = parse_time(job["next_retry_at"]) - parse_time(wait["at"])
+        assert 1.0 - 0.01 <= waited <= 2.0 + 0.01, waited
         # Nothing lost: the commit is safe locally, indexed by its job ref.
         assert blog.git("rev-parse", f"refs/blog-jobs/{job_id}") == job["local_commit"]
     finally:
         hidden.rename(blog.remote)
-    # Not yet due: another run does not push early.
+    # Runs before and after the job is due: delivery starts only once it is due, and once.
     blog.ok("run", "--until-idle")
-    if blog.job(job_id)["job"]["state"] == "RETRY_WAIT":
-        time.sleep(1.1)  # max_delay in the test config is 1 s
-        blog.ok("run", "--until-idle")
-    assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
+    until_due(job)
+    blog.ok("run", "--until-idle")
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "PUBLISHED"
+    starts = [e["at"] for e in shown["events"] if e["step"] == "relay:start"]
+    assert len(starts) == 2 and starts[1] >= job["next_retry_at"], (starts, job)
     assert blog.commits_with_job(job_id) == 1
 
 
@@ -139,8 +148,6 @@ def test_remote_confirmation_ignores_local_branches(blog: Blog) -> None:
 
 
 def test_relay_named_job_delivers_now_without_waiting_for_its_time(tmp_path: Path) -> None:
-    from conftest import CONFIG, make_blog
-
     slow = CONFIG.replace("base_delay = 0.2", "base_delay = 3600")
     blog = make_blog(tmp_path, slow.replace("max_delay = 1.0", "max_delay = 7200"))
     job_id = blog.submit("k", article("Later", "Not due for an hour."))

@@ -10,15 +10,24 @@ from __future__ import annotations
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import CONFIG, Blog, article, make_blog
+from conftest import (
+    CONFIG,
+    SOAK_ROUNDS,
+    SOAK_SEEDS,
+    Blog,
+    article,
+    make_blog,
+    until_due,
+    wait_for,
+)
 
 from gitpub import crash
 
@@ -109,6 +118,11 @@ def counting_blog(base: Path) -> tuple[Blog, Path]:
     hook.write_text(PUSH_LOG_HOOK)
     hook.chmod(0o755)
     return blog, base / "draft.log"
+
+
+def draft_spool(blog: Blog, job_id: str) -> Path:
+    """Where the running draft step keeps its pid, output and exit status."""
+    return blog.root / ".git" / "blogpub" / "jobs" / job_id / "steps" / "draft.run"
 
 
 def drafts(log: Path) -> Counter[str]:
@@ -219,11 +233,11 @@ def test_draft_killed_mid_run_is_adopted_not_paid_again(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--until-idle"], env=env
     )
-    deadline = time.monotonic() + 20
-    while not draft_log.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    spool = draft_spool(blog, job_id)
+    wait_for(lambda: (spool / "pid").exists() and draft_log.exists(), "the draft to start")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    assert not (spool / "status").exists()  # killed while the draft was still running
     blog.ok("run", "--until-idle", env={"DRAFT_LOG": str(draft_log)})
     assert_exactly_once(blog, [job_id], draft_log)
 
@@ -235,17 +249,14 @@ def test_a_long_recovery_does_not_hold_up_new_jobs(tmp_path: Path) -> None:
     release = tmp_path / "release-the-slow-draft"
     slow = blog.submit("slow", article("Slow", distinct(1) + f" waitfor:{release}"))
     first = subprocess.Popen(argv, env=env)
-    deadline = time.monotonic() + 20
-    while not draft_log.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    spool = draft_spool(blog, slow)
+    wait_for(lambda: (spool / "pid").exists() and draft_log.exists(), "the draft to start")
     first.send_signal(signal.SIGKILL)  # dies mid-draft; the draft itself runs on
     first.wait()
     fast = blog.submit("fast", article("Fast", distinct(2)))
 
     second = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while blog.job(fast)["job"]["state"] != "PUBLISHED" and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_for(lambda: blog.job(fast)["job"]["state"] == "PUBLISHED", "the fast job to publish")
     # The new job was delivered while recovery still waited for the adopted draft.
     assert blog.job(fast)["job"]["state"] == "PUBLISHED"
     assert blog.job(slow)["job"]["state"] == "PREPARING"
@@ -255,9 +266,12 @@ def test_a_long_recovery_does_not_hold_up_new_jobs(tmp_path: Path) -> None:
     assert_exactly_once(blog, [slow, fast], draft_log)
 
 
-def test_soak_random_sigkill(tmp_path: Path) -> None:
-    rounds = int(os.environ.get("GITPUB_SOAK_ROUNDS", "30"))
-    rng = random.Random(int(os.environ.get("GITPUB_SOAK_SEED", "20261130")))
+@pytest.mark.parametrize("seed", SOAK_SEEDS)
+def test_soak_random_sigkill(tmp_path: Path, seed: int) -> None:
+    """Workers killed at random instants, round after round; knobs GITPUB_SOAK_ROUNDS and
+    GITPUB_SOAK_SEEDS (comma-separated) are read by conftest (docs/testing.md)."""
+    rounds = SOAK_ROUNDS
+    rng = random.Random(seed)
     blog, draft_log = counting_blog(tmp_path)
     env = {**os.environ, "DRAFT_LOG": str(draft_log), "DRAFT_SECONDS": "0.2"}
     ids: list[str] = []
@@ -296,6 +310,7 @@ def test_prepare_is_not_blocked_by_a_held_delivery_lock(tmp_path: Path) -> None:
     blog, draft_log = counting_blog(tmp_path)
     env = {**os.environ, "DRAFT_LOG": str(draft_log)}
     job_id = blog.submit("k", article("Independent", "Prepared while delivery is stuck."))
+    before = blog.remote_log()
     locks = Locks(blog.root / ".git" / "blogpub" / "locks")
     with locks.hold("delivery"):
         proc = subprocess.Popen(
@@ -304,22 +319,39 @@ def test_prepare_is_not_blocked_by_a_held_delivery_lock(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        deadline = time.monotonic() + 60
-        state = ""
-        while time.monotonic() < deadline:
-            state = blog.job(job_id)["job"]["state"]
-            if state in ("LOCAL_COMMITTED", "PUSHING"):
-                break
-            time.sleep(0.1)
-        assert state in ("LOCAL_COMMITTED", "PUSHING")
-        assert proc.poll() is None  # the worker now waits for delivery, as it should
-        assert blog.remote_log()[-1:] and blog.commits_with_job(job_id) == 0
+        state = wait_for(
+            lambda: (
+                blog.job(job_id)["job"]["state"] in ("LOCAL_COMMITTED", "PUSHING", "PUBLISHED")
+                and blog.job(job_id)["job"]["state"]
+            ),
+            "the job to be committed while delivery is held",
+        )
+        assert state != "PUBLISHED"  # delivery waits for its lock ...
+        assert proc.poll() is None  # ... in a worker that is still running
+        assert blog.remote_log() == before and blog.commits_with_job(job_id) == 0
     proc.communicate(timeout=120)
     assert proc.returncode == 0
     assert_exactly_once(blog, [job_id], draft_log)
 
 
+def _waiting(db: Path, job_id: str) -> tuple[str, int, str] | None:
+    """(state, attempt, updated_at) of the job, straight from the store, read-only."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        row = conn.execute(
+            "SELECT state, attempt, updated_at FROM blog_publication WHERE job_id = ?", (job_id,)
+        ).fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return None if row is None else (row[0], row[1], row[2])
+
+
 def test_retry_waits_hold_no_lock(tmp_path: Path) -> None:
+    """While a job sits in RETRY_WAIT under a live worker, delivery and checkout are free.
+    A sample counts only when the store shows the same wait before and after the probe, so
+    nothing is counted while the worker is still starting or busy pushing."""
     from gitpub.locks import Locks
 
     blog, draft_log = counting_blog(tmp_path)
@@ -327,39 +359,38 @@ def test_retry_waits_hold_no_lock(tmp_path: Path) -> None:
     job_id = blog.submit("k", article("Patient", "Waiting for the network."))
     away = blog.remote.with_name("away.git")
     blog.remote.rename(away)
+    db = blog.root / ".git" / "blogpub" / "state.sqlite3"
     locks = Locks(blog.root / ".git" / "blogpub" / "locks")
-    seen_free = {"delivery": 0, "checkout": 0}
-    stop = threading.Event()
-
-    def poll() -> None:
-        while not stop.is_set():
-            for name in seen_free:
-                if blog.root.joinpath(".git/blogpub/locks").exists() and locks.is_free(name):
-                    seen_free[name] += 1
-            time.sleep(0.02)
-
+    free = {"delivery": 0, "checkout": 0}
+    held = {"delivery": 0, "checkout": 0}
+    attempts_seen: set[int] = set()
     proc = subprocess.Popen(
         [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--interval", "0.1"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    thread = threading.Thread(target=poll)
-    thread.start()
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if blog.job(job_id)["job"]["attempt"] >= 2:
-                break
-            time.sleep(0.1)
+        while time.monotonic() < deadline and len(attempts_seen) < 3:
+            before = _waiting(db, job_id)
+            if before is None or before[0] != "RETRY_WAIT":
+                time.sleep(0.02)
+                continue
+            probed = {name: locks.is_free(name) for name in free}
+            if _waiting(db, job_id) != before or proc.poll() is not None:
+                continue  # the wait ended while we looked: the sample proves nothing
+            attempts_seen.add(before[1])
+            for name, is_free in probed.items():
+                (free if is_free else held)[name] += 1
+            time.sleep(0.02)
     finally:
-        stop.set()
-        thread.join()
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         away.rename(blog.remote)
-    assert blog.job(job_id)["job"]["attempt"] >= 2  # it did retry, more than once
-    assert seen_free["delivery"] > 0 and seen_free["checkout"] > 0
+    assert len(attempts_seen) >= 3, attempts_seen  # it waited between several attempts
+    assert held == {"delivery": 0, "checkout": 0}, (held, free)
+    assert free["delivery"] >= 5 and free["checkout"] >= 5, free
 
 
 def test_budget_exhaustion_then_probe_publishes_without_new_draft(tmp_path: Path) -> None:
@@ -369,23 +400,25 @@ def test_budget_exhaustion_then_probe_publishes_without_new_draft(tmp_path: Path
     away = blog.remote.with_name("away.git")
     blog.remote.rename(away)
     try:
-        for _ in range(40):
+        for _ in range(8):  # four attempts exhaust the test config's budget
             blog.ok("run", "--until-idle", env=env)
             job = blog.job(job_id)["job"]
             if job["state"] == "FAILED":
                 break
-            time.sleep(0.25)
+            until_due(job)
         assert job["state"] == "FAILED"
         assert job["failure_code"] == "delivery_exhausted"
         assert job["attempt"] == job["max_attempts"] == 4
         # Probes while the remote is still away change nothing, and never reset the budget.
-        time.sleep(0.6)
+        until_due(job)
         blog.ok("run", "--until-idle", env=env)
-        assert blog.job(job_id)["job"]["state"] == "FAILED"
-        assert blog.job(job_id)["job"]["attempt"] == 4
+        shown = blog.job(job_id)
+        job = shown["job"]
+        assert job["state"] == "FAILED" and job["attempt"] == 4
+        assert [e["step"] for e in shown["events"]].count("probe") == 1  # it did probe
     finally:
         away.rename(blog.remote)
-    time.sleep(0.6)  # probe_interval in the test config is 0.5 s
+    until_due(job)  # the next probe
     blog.ok("run", "--until-idle", env=env)
     shown = blog.job(job_id)
     assert shown["job"]["state"] == "PUBLISHED"
@@ -414,6 +447,60 @@ def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> N
             leases.renew(ctx.store, mine, 60)
         assert jobs.require(ctx.store, job_id).state is State.RECEIVED
         assert [e["step"] for e in jobs.events(ctx.store, job_id)] == ["submit"]
+
+
+STEAL = """\
+import sqlite3, sys
+db, job_id, marker = sys.argv[1:]
+conn = sqlite3.connect(db, timeout=30)
+with conn:
+    taken = conn.execute(
+        "UPDATE blog_publication SET lease_owner = 'worker-b', lease_token = 'stolen',"
+        " lease_expires_at = '2999-01-01T00:00:00.000000Z'"
+        " WHERE job_id = ? AND state = 'PUSHING'",
+        (job_id,),
+    ).rowcount
+if taken:
+    open(marker, "w").close()
+"""
+
+
+def test_a_lease_taken_during_the_fetch_stops_the_push(tmp_path: Path) -> None:
+    """Another worker takes the job while this one's fetch is on the network; the check
+    before the push must notice, so the job is pushed by its new holder or not at all."""
+    blog, draft_log = counting_blog(tmp_path)
+    env = {"DRAFT_LOG": str(draft_log)}
+    job_id = blog.submit("k", article("Leased away", "Taken over mid-delivery."))
+    res = blog.blogpub(
+        "run", "--until-idle", env={**env, "GITPUB_CRASH_AT": "after_local_committed"}
+    )
+    assert res.returncode == 137
+    db = blog.root / ".git" / "blogpub" / "state.sqlite3"
+    (tmp_path / "steal.py").write_text(STEAL)
+    stolen = tmp_path / "stolen"
+    slow_network = tmp_path / "upload-pack.sh"
+    slow_network.write_text(
+        f'#!/bin/sh\n"{sys.executable}" "{tmp_path / "steal.py"}" "{db}" {job_id} "{stolen}"\n'
+        'exec git upload-pack "$@"\n'
+    )
+    slow_network.chmod(0o755)
+    blog.git("config", "remote.origin.uploadpack", str(slow_network))
+    before = blog.remote_log()
+    blog.ok("run", "--until-idle", env=env)
+    assert stolen.exists()  # the lease was taken while the job was being delivered
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "PUSHING"
+    assert blog.remote_log() == before and blog.commits_with_job(job_id) == 0
+    assert len(pushes(blog)) == 0
+
+    # The other worker dies; its lease runs out, and the job is delivered once.
+    blog.git("config", "--unset", "remote.origin.uploadpack")
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE blog_publication SET lease_expires_at = '2000-01-01T00:00:00.000000Z'")
+    conn.close()
+    blog.ok("run", "--until-idle", env=env)
+    assert_exactly_once(blog, [job_id], draft_log)
 
 
 def test_locks_taken_out_of_order_raise(tmp_path: Path) -> None:

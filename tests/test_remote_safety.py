@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from conftest import CONFIG, Blog, article, git
+import secret_corpus
+from conftest import CONFIG, Blog, article, git, wait_for
 
 JUDGE = """\
 import json, os, subprocess, sys, time
@@ -105,6 +106,27 @@ def test_recheck_judges_each_new_remote_delta_once(blog: Blog) -> None:
     assert job["state"] == "PUBLISHED"
     assert blog.commits_with_job(job_b) == 1
     assert blog.remote_file("content/posts/y.mdx").startswith(b"---\ntitle: Y")
+
+
+def test_a_delta_already_judged_is_not_judged_again_after_a_rewrite(blog: Blog) -> None:
+    """While the judge says KEEP, someone rewrites the remote's history (same articles, new
+    commits): the job's last look is no longer an ancestor, but the delta's fingerprint is
+    the one already judged, so it is pushed without asking again."""
+    log = _with_recheck(blog)
+    other = blog.clone("other")
+    env = {"JUDGE_LOG": str(log)}
+    job_id = _committed_not_pushed(blog, "b", article("Garden", "Tomatoes need sun."), env)
+    _push_by_hand(other, "content/posts/x.mdx", article("Rust", "Borrowing rules."), "x")
+    rewrite = (
+        f"cd {other.root} && git commit -q --amend -m 'x, reworded' && "
+        "git push -q --force origin main"
+    )
+    blog.ok("run", "--until-idle", env={**env, "JUDGE_FIRST_CALL_RUNS": rewrite})
+    calls = _requests(log)
+    assert len(calls) == 1, calls
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "PUBLISHED" and blog.commits_with_job(job_id) == 1
+    assert blog.remote_git("log", "-1", "--format=%s", "main~1") == "x, reworded"
 
 
 def test_remote_changes_without_articles_need_no_judge(blog: Blog) -> None:
@@ -278,6 +300,8 @@ def test_topic_close_is_one_job_per_revision(blog: Blog) -> None:
     assert keys == ["topic:S1:1", "topic:S1:2"]
     again2 = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
     assert again2["job_id"] == third["job_id"]
+    # The token in the topic's text reached no file, no status line: only its redaction.
+    _assert_never_persisted(blog, "abcdefghijklmnop123456")
 
 
 def _assert_never_persisted(blog: Blog, token: str) -> None:
@@ -288,25 +312,13 @@ def _assert_never_persisted(blog: Blog, token: str) -> None:
     assert token not in blog.ok("status").stdout
 
 
-def test_secret_in_the_source_is_review_and_nothing_pushed(blog: Blog) -> None:
-    before = blog.remote_log()
-    token = "ghp_" + "A1b2C3d4" * 5
-    job_id = blog.submit("s", article("Leak", f"Our deploy token is {token} oops."))
-    blog.ok("run", "--until-idle")
-    shown = blog.job(job_id)
-    assert shown["job"]["state"] == "REVIEW"
-    assert "github-token" in json.dumps(shown["events"])
-    assert blog.remote_log() == before
-    _assert_never_persisted(blog, token)
-
-
 def test_secret_leaked_by_the_draft_step_is_review(blog: Blog) -> None:
-    token = "AKIA" + "Q" * 16
+    token = secret_corpus.one("np.slack.2")
     draft = blog.root.parent / "draft.py"
     draft.write_text(
         "import json, sys\n"
         "req = json.load(sys.stdin)\n"
-        f"text = req['source'] + '\\naws key: {token}\\n'\n"
+        f"text = req['source'] + '\\nslack token: {token}\\n'\n"
         "print(json.dumps({'text': text}))\n"
     )
     (blog.root / ".blogpub.toml").write_text(
@@ -319,7 +331,7 @@ def test_secret_leaked_by_the_draft_step_is_review(blog: Blog) -> None:
     shown = blog.job(job_id)
     assert shown["job"]["state"] == "REVIEW"
     review = next(e for e in shown["events"] if e["to_state"] == "REVIEW")
-    assert "aws-access-key" in review["detail"]["reason"]
+    assert "slack" in review["detail"]["reason"]
     assert "(line 7)" in review["detail"]["reason"]  # the line the draft added
     assert blog.remote_log() == before
     _assert_never_persisted(blog, token)
@@ -386,12 +398,111 @@ def test_worker_killed_during_the_recheck_adopts_the_judge_answer(blog: Blog) ->
         [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--until-idle"],
         env={**os.environ, **env, "JUDGE_SLEEP": "1.5"},
     )
-    deadline = time.monotonic() + 30
-    while not log.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)  # mid-judgement; the judge runs on to its answer
+    spool = blog.root / ".git" / "blogpub" / "jobs" / job_id / "steps"
+    # The judge has started (its wrapper wrote its pid, the judge logged the request) ...
+    wait_for(lambda: list(spool.glob("recheck-*.run/pid")) and log.exists(), "the judge to start")
+    proc.send_signal(signal.SIGKILL)  # ... so this kill is mid-judgement; the judge runs on
+    assert not list(spool.glob("recheck-*.run/status"))  # it had not answered yet
     proc.wait()
     assert blog.job(job_id)["job"]["state"] == "RECHECK_CANDIDATES"
     blog.ok("run", "--until-idle", env=env)
     assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
     assert len(_requests(log)) == 1  # adopted, not asked twice
+
+
+LONG = "\n\n".join(
+    f"Paragraph {i}: something worth keeping apart from the rest." for i in range(12)
+)
+
+
+def test_cas_stops_an_update_even_when_git_would_merge_it_cleanly(blog: Blog) -> None:
+    """The person's edit and the job's update touch lines far apart, so a rebase would merge
+    them without a conflict: only the CAS on the target's bytes keeps the job from publishing a
+    version of the article the person never saw."""
+    person = blog.clone("person")
+    _push_by_hand(person, "content/posts/long.mdx", article("Long", LONG), "a long article")
+    blog.git("pull", "--quiet", "origin", "main")
+    rewritten = "\n\n".join(
+        f"Paragraph {i} (updated): {word} now says more."
+        for i, word in enumerate(["sourdough", "glacier", "violin", "harbor", "saffron", "tundra"])
+    )
+    updated = article("Long", rewritten + LONG[LONG.index("\n\nParagraph 6:") :])
+    job_id = blog.submit("u", updated, "--target", "content/posts/long.mdx")
+    res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
+    assert res.returncode == 137
+    theirs = article("Long", LONG.replace("Paragraph 10:", "Paragraph 10 (typo fixed):"))
+    _push_by_hand(person, "content/posts/long.mdx", theirs, "person fixes a typo")
+    # Git itself would combine the two edits without complaint.
+    scratch = blog.clone("scratch")
+    scratch.git("fetch", "--quiet", str(blog.root), f"refs/blog-jobs/{job_id}")
+    scratch.git("merge", "--quiet", "--no-edit", "FETCH_HEAD")  # fails on any conflict
+    merged = (scratch.root / "content/posts/long.mdx").read_text()
+    assert "Paragraph 1 (updated)" in merged and "(typo fixed)" in merged
+
+    blog.ok("run", "--until-idle")
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "CONFLICT" and job["failure_code"] == "target_changed"
+    assert blog.commits_with_job(job_id) == 0
+    assert blog.remote_file("content/posts/long.mdx") == theirs.encode()
+
+
+def _foreign_commit_with_job_trailers(
+    blog: Blog, job_id: str, manifest: str, path: str, text: str
+) -> str:
+    """Somebody else pushes a commit carrying this job's id trailer."""
+    other = blog.clone(f"impostor-{manifest[:6]}")
+    target = other.root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    other.git("add", path)
+    message = f"not the job's commit\n\nBlog-Job-Id: {job_id}\nBlog-Manifest-Sha256: {manifest}\n"
+    other.git("commit", "--quiet", "-m", message)
+    other.git("push", "--quiet", "origin", "main")
+    return other.git("rev-parse", "HEAD")
+
+
+def _assert_confirmed_by_its_own_commit(blog: Blog, job_id: str, impostor: str) -> None:
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "PUBLISHED"
+    assert job["remote_commit"] != impostor
+    body = blog.remote_git("show", "-s", "--format=%B", job["remote_commit"])
+    assert f"Blog-Job-Id: {job_id}" in body
+    assert f"Blog-Manifest-Sha256: {job['artifact_sha256']}" in body
+    # The commit's tree holds the manifest's files with the manifest's bytes.
+    manifest = json.loads(
+        (blog.root / ".git" / "blogpub" / "jobs" / job_id / "manifest.json").read_bytes()
+    )
+    for entry in manifest:
+        data = subprocess.run(
+            ["git", "show", f"{job['remote_commit']}:{entry['path']}"],
+            cwd=blog.remote,
+            capture_output=True,
+            check=True,
+        ).stdout
+        assert hashlib.sha256(data).hexdigest() == entry["sha256"], entry["path"]
+
+
+def test_a_remote_commit_with_the_job_id_but_another_manifest_is_no_confirmation(
+    blog: Blog,
+) -> None:
+    text = article("Mine", "The job's own article.")
+    job_id = _committed_not_pushed(blog, "m", text, {})
+    impostor = _foreign_commit_with_job_trailers(
+        blog, job_id, "0" * 64, "content/posts/other.mdx", article("Other", "Not the job's.")
+    )
+    blog.ok("run", "--until-idle")
+    _assert_confirmed_by_its_own_commit(blog, job_id, impostor)
+    assert blog.remote_file(blog.job(job_id)["job"]["target_path"]) == text.encode()
+
+
+def test_a_remote_commit_with_both_trailers_but_other_bytes_is_no_confirmation(
+    blog: Blog,
+) -> None:
+    text = article("Mine", "The job's own article.")
+    job_id = _committed_not_pushed(blog, "m", text, {})
+    manifest = blog.job(job_id)["job"]["artifact_sha256"]
+    impostor = _foreign_commit_with_job_trailers(
+        blog, job_id, manifest, "content/posts/other.mdx", article("Other", "Not the job's.")
+    )
+    blog.ok("run", "--until-idle")
+    _assert_confirmed_by_its_own_commit(blog, job_id, impostor)

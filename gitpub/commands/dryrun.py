@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub import config, dryrun, jobs
+from gitpub import config, dryrun, jobs, scan
 from gitpub.commands.output import say
 from gitpub.commands.submit import read_source
 from gitpub.gitrepo import Repo
@@ -25,6 +25,8 @@ def main(path: Path, *, source: str, target: str | None) -> None:
     text = read_source(cfg, source)  # validated exactly as submit validates it
     if target is not None:
         target = jobs.check_target(cfg, repo.root, target)
+    # …and refused as submit refuses it: a secret nobody allowed is a submit's first answer.
+    scan.refuse(text, "<stdin>" if source == "-" else source, allow=cfg.scan.allow)
     with dryrun.scratch_context(repo, cfg) as ctx:
         report(dryrun.preview(ctx, text, target))
 

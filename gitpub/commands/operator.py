@@ -15,11 +15,11 @@ def retry(path: Path, *, job_id: str) -> None:
         say(f"{job.job_id} {job.state.value}: will be prepared again (draft reused)")
 
 
-def resolve(path: Path, *, job_id: str, abandon: bool) -> None:
+def resolve(path: Path, *, job_id: str, abandon: bool, allow: tuple[str, ...] = ()) -> None:
     with open_context(path) as ctx:
         if abandon:
             job = operator.abandon(ctx, job_id)
             say(f"{job.job_id} {job.state.value}: abandoned")
         else:
-            job = operator.resume(ctx, job_id)
+            job = operator.resume(ctx, job_id, allow=allow)
             say(f"{job.job_id} {job.state.value}: the fixed article will be delivered")

@@ -6,11 +6,14 @@ import json
 import sys
 from typing import Any
 
-from gitpub.sanitize import sanitize
+from gitpub.sanitize import sanitize, sanitize_obj
 
 
 def emit_json(obj: Any) -> None:
-    sys.stdout.write(sanitize(json.dumps(obj, ensure_ascii=False, sort_keys=True)) + "\n")
+    # Value by value, keys included: a field name of ours ("idempotency_key") is no context
+    # that turns the request id beside it into a finding.
+    plain = json.loads(json.dumps(obj, default=str))
+    sys.stdout.write(json.dumps(sanitize_obj(plain), ensure_ascii=False, sort_keys=True) + "\n")
 
 
 def say(line: str = "") -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gitpub import config, crash, jobs, topics
+from gitpub import config, crash, jobs, scan, topics
 from gitpub.commands.output import emit_json, say
 from gitpub.config import Config
 from gitpub.context import Context, open_context
@@ -40,9 +40,15 @@ def read_source(cfg: Config, source: str) -> str:
 
 
 def submit(
-    ctx: Context, *, key: str, text: str, target: str | None, topic: str | None
+    ctx: Context,
+    *,
+    key: str,
+    text: str,
+    target: str | None,
+    topic: str | None,
+    allow: tuple[str, ...] = (),
 ) -> tuple[Job, bool]:
-    job, created = jobs.submit(ctx, key=key, text=text, target=target, topic=topic)
+    job, created = jobs.submit(ctx, key=key, text=text, target=target, topic=topic, allow=allow)
     if created:
         crash.point("after_received")
     return job, created
@@ -57,29 +63,45 @@ def _report(job: Job, created: bool, as_json: bool) -> None:
 
 
 def main(
-    path: Path, *, key: str, source: str, target: str | None, topic: str | None, as_json: bool
+    path: Path,
+    *,
+    key: str,
+    source: str,
+    target: str | None,
+    topic: str | None,
+    as_json: bool,
+    allow: tuple[str, ...] = (),
 ) -> None:
-    text = _checked_source(path, source, target)
+    allow = jobs.check_allow(allow)
+    text = _checked_source(path, source, target, allow)
     with open_context(path) as ctx:
-        job, created = submit(ctx, key=key, text=text, target=target, topic=topic)
+        job, created = submit(ctx, key=key, text=text, target=target, topic=topic, allow=allow)
         _report(job, created, as_json)
 
 
-def topic_close(path: Path, *, session: str, source: str, as_json: bool) -> None:
-    text = _checked_source(path, source, None)
+def topic_close(
+    path: Path, *, session: str, source: str, as_json: bool, allow: tuple[str, ...] = ()
+) -> None:
+    allow = jobs.check_allow(allow)
+    text = _checked_source(path, source, None, allow)
     with open_context(path) as ctx:
-        job, created = topics.topic_close(ctx, session, text)
+        job, created = topics.topic_close(ctx, session, text, allow=allow)
         _report(job, created, as_json)
 
 
-def _checked_source(path: Path, source: str, target: str | None) -> str:
+def _checked_source(
+    path: Path, source: str, target: str | None, allow: tuple[str, ...] = ()
+) -> str:
     """Reject bad input before the store is opened: a refused submit leaves no trace, not
-    even an empty job database."""
+    even an empty job database. A source holding a secret nobody allowed is bad input: the
+    built-in ruleset decides, whatever the blog's `scan` step is."""
     repo = Repo.discover(path)
     cfg = config.load(repo.root)
     text = read_source(cfg, source)
     if target is not None:
         jobs.check_target(cfg, repo.root, target)
+    name = "<stdin>" if source == "-" else source
+    scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allow))
     return text
 
 

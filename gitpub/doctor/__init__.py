@@ -13,7 +13,13 @@ from gitpub import trust
 from gitpub.config import Config
 from gitpub.doctor.allowance import check_trust
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Finding, ProblemsFound, Report
-from gitpub.doctor.repository import check_config, check_git, check_hooks, check_state_dir
+from gitpub.doctor.repository import (
+    check_config,
+    check_git,
+    check_hooks,
+    check_ruleset,
+    check_state_dir,
+)
 from gitpub.doctor.state import check_leases, check_leftovers, check_locks, database
 from gitpub.errors import NotARepository
 from gitpub.gitrepo import Repo
@@ -31,6 +37,7 @@ def diagnose(path: Path) -> Report:
         return report
     report.add("repository", OK, f"{repo.root} (git dir {repo.common_dir})")
     cfg = check_config(report, repo)
+    check_ruleset(report, cfg)
     check_hooks(report, repo, cfg)
     check_state_dir(report, repo)
     with database(report, repo) as db:

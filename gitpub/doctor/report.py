@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitpub import crash
+from gitpub import crash, scan
 from gitpub.errors import GitpubError
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
@@ -49,6 +49,7 @@ class Report:
             "warnings": self.count(WARNING),
             "findings": [f.public() for f in self.findings],
             "crash_points": list(crash.POINTS),
+            "ruleset": scan.ruleset(),
         }
 
 

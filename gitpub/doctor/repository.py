@@ -266,3 +266,23 @@ def check_state_dir(report: Report, repo: Repo) -> None:
         )
     else:
         report.add("state dir", OK, f"{state} is writable")
+
+
+def check_ruleset(report: Report, cfg: Config | None) -> None:
+    """Which secret ruleset guards submit, the gates and the sanitizer, and that it loads."""
+    from gitpub import scan
+    from gitpub.scan.rules import RuleError
+
+    try:
+        info = scan.ruleset()
+        scan.scan("probe: ghp_" + "0" * 36)  # compiles the rules a probe touches
+    except (RuleError, OSError, ValueError) as exc:
+        report.add("secrets", PROBLEM, f"secret ruleset does not load: {exc}", "reinstall gitpub")
+        return
+    allowed = len(cfg.scan.allow) if cfg is not None else 0
+    report.add(
+        "secrets",
+        OK,
+        f"ruleset {info['name']} {info['version']} ({info['rules']} rules); "
+        f"{allowed} fingerprint(s) allowed in [scan] allow",
+    )

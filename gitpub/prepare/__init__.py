@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitpub import crash, jobs, trust
+from gitpub import crash, jobs, scan, trust
 from gitpub.context import Context
 from gitpub.errors import InputError
 from gitpub.files import write_atomic
@@ -45,6 +45,9 @@ class Preparer:
         self._heartbeat = heartbeat
         self.done = jobs.step_results(ctx.store, job.job_id)
         self.dir = ctx.job_dir(job.job_id)
+        # Findings a person allowed by fingerprint: kept as written in the article and in
+        # the job's own stored answers; everything else a step says is sanitized.
+        self.allow = jobs.allowed(ctx, job.job_id)
 
     # ----------------------------------------------------------------- checkpointing
 
@@ -64,8 +67,13 @@ class Preparer:
                 stored: dict[str, Any] = json.loads(data)
                 return stored
         # Whatever a step said is persisted only after the sanitizer: a draft that leaked a
-        # token becomes a redaction marker, which the secrets gate then sends to REVIEW.
-        answer: dict[str, Any] = sanitize_obj(compute())
+        # token becomes a redaction marker. What leaked is kept as kind, line and
+        # fingerprint, so the REVIEW can name it and a person can allow it.
+        raw = compute()
+        answer: dict[str, Any] = sanitize_obj(raw, self.allow)
+        leaks = _leaks(raw, self.allow)
+        if leaks:
+            answer["leaks"] = leaks
         self.beat()
         data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
         write_atomic(path, data)
@@ -89,6 +97,7 @@ class Preparer:
             heartbeat=self.beat,
             beat_every=self.ctx.config.retry.lease_seconds / 8,
             spool=self._spool(kind),
+            allow=self.allow,
         )
 
     def _spool(self, kind: str) -> Path:
@@ -126,11 +135,14 @@ class Preparer:
 
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
         articles = {p: b for p, b in existing.items() if p.endswith(cfg.publish.suffixes)}
+        verdict: dict[str, Any]
         if by_operator:
             kind = "UPDATE" if path in articles else "NEW"
             verdict = {"decision": kind, "target": path, "reason": "resolved by an operator"}
         else:
             verdict = self.checkpoint("judge", lambda: self.judge(path, draft["text"], articles))
+            if verdict.get("leaks"):
+                return _leaked("judge", verdict["leaks"])
         if verdict["decision"] == "SKIP":
             return Outcome(State.SKIPPED, verdict.get("reason") or "judge: duplicate")
         if verdict["decision"] == "UPDATE":
@@ -148,6 +160,10 @@ class Preparer:
             target_path=path,
             target_blob_sha256=manifest.sha256_bytes(before) if before is not None else None,
         )
+        if draft.get("leaks") and not by_operator:
+            # Checked once the target is recorded: the person who restores the text needs
+            # to know which file on the job branch to put it in.
+            return _leaked("draft", draft["leaks"])
 
         gates: list[tuple[str, Any]] = [
             (f"review{i}", argv) for i, argv in enumerate(cfg.steps.review)
@@ -158,6 +174,15 @@ class Preparer:
             if not answer["ok"]:
                 where = f" (line {answer['line']})" if answer.get("line") else ""
                 return Outcome(State.REVIEW, f"{name}: {answer.get('reason') or 'rejected'}{where}")
+        # Whatever the configured steps are, the built-in ruleset has the last word: a
+        # secret nobody allowed, or the marker of one redacted on the way, never goes out.
+        leaks = scan.scan(text, path=path, allow=self.allow) + scan.markers(text)
+        if leaks:
+            first = min(leaks, key=lambda f: f.line)
+            return Outcome(
+                State.REVIEW,
+                f"secrets: {first.kind} (fingerprint {first.fingerprint}) (line {first.line})",
+            )
         crash.point("after_gates")
 
         worktree = self.worktree(base)
@@ -263,6 +288,31 @@ class Preparer:
         )
         jobs.remember_prepared(self.ctx.store, self.job)
         return Outcome(State.READY_TO_COMMIT)
+
+
+def _leaks(answer: Any, allow: frozenset[str], field: str = "") -> list[dict[str, Any]]:
+    """Secrets in a step's raw answer, as the ruleset names them (never the text)."""
+    if isinstance(answer, str):
+        return [{"field": field, **f.public()} for f in scan.scan(answer, allow=allow)]
+    if isinstance(answer, dict):
+        items = [(f"{field}.{k}" if field else str(k), v) for k, v in answer.items()]
+        keys = [(f"{field} key", str(k)) for k in answer]
+        return [leak for name, value in items + keys for leak in _leaks(value, allow, name)]
+    if isinstance(answer, (list, tuple)):
+        return [leak for i, v in enumerate(answer) for leak in _leaks(v, allow, f"{field}[{i}]")]
+    return []
+
+
+def _leaked(step: str, leaks: list[dict[str, Any]]) -> Outcome:
+    first = leaks[0]
+    where = f" (line {first['line']})" if first.get("field") == "text" else ""
+    return Outcome(
+        State.REVIEW,
+        f"{step} step output holds a {first['kind']} (fingerprint {first['fingerprint']}) "
+        f"in {first['field'] or 'its answer'}{where}; it was kept only sanitized. If it is no "
+        f"secret, restore it on the job branch and `resolve --continue --allow "
+        f"{first['fingerprint']}`",
+    )
 
 
 def branch_name(job_id: str) -> str:

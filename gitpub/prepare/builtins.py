@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gitpub import scan
 from gitpub.prepare.frontmatter import parse
-from gitpub.sanitize import scan
 
 
 def passthrough(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -76,12 +76,17 @@ def judge(request: Mapping[str, Any], skip_at: float, update_at: float) -> dict[
 # -------------------------------------------------------------------------- secrets
 
 
-def secrets(request: Mapping[str, Any]) -> dict[str, Any]:
-    found = scan(str(request["text"]))
+def secrets(request: Mapping[str, Any], allow: Iterable[str] = ()) -> dict[str, Any]:
+    text = str(request["text"])
+    found = scan.scan(text, path=request.get("path"), allow=allow) + scan.markers(text)
     if not found:
         return {"ok": True}
-    first = found[0]
-    return {"ok": False, "reason": f"{first.kind}-like secret", "line": first.line}
+    first = min(found, key=lambda f: f.line)
+    return {
+        "ok": False,
+        "reason": f"{first.kind}-like secret (fingerprint {first.fingerprint})",
+        "line": first.line,
+    }
 
 
 # ------------------------------------------------------------------------------ MDX

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +17,12 @@ _JUDGE_FIELDS: dict[str, type | tuple[type, ...]] = {"decision": str, "target": 
 
 
 def _builtin(
-    name: str, kind: str, cfg: StepsConfig
+    name: str, kind: str, cfg: StepsConfig, allow: Iterable[str] = ()
 ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     table: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
         "passthrough": builtins.passthrough,
         "similarity": lambda r: builtins.judge(r, cfg.similarity_skip, cfg.similarity_update),
-        "secrets": builtins.secrets,
+        "secrets": lambda r: builtins.secrets(r, allow),
         "mdx": builtins.mdx,
     }
     fn = table.get(name)
@@ -42,9 +42,12 @@ def call(
     heartbeat: Callable[[], None] | None = None,
     beat_every: float = 30.0,
     spool: Path | None = None,
+    allow: Iterable[str] = (),
 ) -> dict[str, Any]:
+    """`allow` (fingerprints a person allowed) reaches the built-in secrets gate only: the
+    step protocol of external commands stays `{"path", "text"}`."""
     if isinstance(spec, str):
-        return _builtin(spec.removeprefix("builtin:"), kind, cfg)(request)
+        return _builtin(spec.removeprefix("builtin:"), kind, cfg, allow)(request)
     # Before anything starts (no spool, no checkpoint): a refused step leaves nothing that
     # could answer for it once the node allows it and the job is retried.
     gate.require(kind, spec)

@@ -1,0 +1,100 @@
+"""Secret scanning: one ruleset (gitleaks' published rules, loaded as data) behind every check.
+
+`scan` finds, `redact` replaces, `fingerprint` names a finding without revealing it. The
+submit refusal, the `scan` step, the `scan` command and the sanitizer every persisted text
+passes through all call these, so what one of them calls a secret, all of them do.
+
+This room imports neither pygit2 nor fontTools: `submit` and `scan` stay fast."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gitpub.scan import detect, rules
+
+REDACTION_MARK = "[REDACTED:"
+FINGERPRINT_CHARS = 20
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What may be said about a secret: where, what kind, and its fingerprint — never the
+    secret itself."""
+
+    kind: str
+    line: int
+    fingerprint: str
+
+    def public(self) -> dict[str, object]:
+        return {"kind": self.kind, "line": self.line, "fingerprint": self.fingerprint}
+
+
+def fingerprint(kind: str, secret: str) -> str:
+    """A stable, non-reversible name for one secret of one kind: the first 20 hex digits of
+    a domain-separated SHA-256 (the practice of detect-secrets' baselines, which keep a
+    hash of each secret so a person can mark it as no secret without writing it down)."""
+    digest = hashlib.sha256(f"gitpub-scan/1\0{kind}\0{secret}".encode()).hexdigest()
+    return digest[:FINGERPRINT_CHARS]
+
+
+def _hits(text: str, path: str | None) -> list[detect.Hit]:
+    return detect.detect(text, rules.builtin(), path)
+
+
+def scan(text: str, *, path: str | None = None, allow: Iterable[str] = ()) -> list[Finding]:
+    """Every secret in `text` not allowed by fingerprint, in text order."""
+    allowed = frozenset(allow)
+    found = [Finding(h.kind, h.line, fingerprint(h.kind, h.secret)) for h in _hits(text, path)]
+    return [f for f in found if f.fingerprint not in allowed]
+
+
+def redact(text: str, *, allow: Iterable[str] = ()) -> str:
+    """`text` with every secret replaced by `[REDACTED:<kind>]`, except allowed ones."""
+    hits = _hits(text, None)
+    if not hits:
+        return text
+    allowed = frozenset(allow)
+    out: list[str] = []
+    pos = 0
+    for h in hits:
+        if allowed and fingerprint(h.kind, h.secret) in allowed:
+            continue
+        out.append(text[pos : h.start])
+        out.append(f"{REDACTION_MARK}{h.kind}]")
+        pos = h.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def markers(text: str) -> list[Finding]:
+    """Redaction markers already in a text: a secret redacted upstream (in the source, or in
+    a step's answer) leaves one, and publishing it would hide that something leaked."""
+    found: list[Finding] = []
+    start = text.find(REDACTION_MARK)
+    while start != -1:
+        kind = text[start + len(REDACTION_MARK) :].split("]", 1)[0][:60]
+        line = text.count("\n", 0, start) + 1
+        found.append(Finding(f"redacted {kind}", line, fingerprint("marker", kind)))
+        start = text.find(REDACTION_MARK, start + 1)
+    return found
+
+
+def refuse(text: str, source: str, *, allow: Iterable[str] = ()) -> None:
+    """The door: raise `SecretsFound` when `text` holds a secret that is not allowed.
+
+    Runs the built-in ruleset whatever the configured `scan` step is, so the guarantee
+    does not depend on a blog's own steps. A redaction marker counts too: a source that was
+    redacted upstream would otherwise be published with the marker in place of its text."""
+    found = scan(text, allow=allow) + markers(text)
+    if found:
+        from gitpub.errors import SecretsFound
+
+        found.sort(key=lambda f: f.line)
+        raise SecretsFound(source, found)
+
+
+def ruleset() -> dict[str, object]:
+    """What `doctor` shows: which ruleset, which version, how many rules."""
+    return rules.builtin().describe()

@@ -1,0 +1,260 @@
+"""The ruleset: gitleaks' published rules, Nosey Parker's secret rules and gitpub's few
+additions, loaded as data (gitpub/scan/data, one schema: gitleaks').
+
+gitleaks writes Go's RE2, which `re2.translate` turns into Python's syntax. A rule is compiled
+the first time its keywords appear in a text, so a process that only sanitizes short status
+lines compiles almost nothing."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from gitpub.scan.re2 import translate, without_lazy_prefix
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+# The files under gitpub/scan/data, in the order their rules are tried. NOTICE.md there says
+# where each comes from, at which version, under which licence.
+RULE_FILES = ("gitleaks.toml", "noseyparker.toml", "gitpub.toml")
+GITLEAKS_VERSION = "v8.30.0-27-gb58d3f10"
+NOSEYPARKER_VERSION = "v0.24.0-31-g2e6e7f36"
+
+
+class RuleError(ValueError):
+    pass
+
+
+class LazyRegex:
+    """A pattern compiled on first use; RE2 patterns are translated first."""
+
+    def __init__(self, pattern: str, where: str, re2: bool = True, trim: bool = False) -> None:
+        self.pattern = pattern
+        self.where = where
+        self.re2 = re2
+        self.trim = trim
+        self._compiled: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            pattern = translate(self.pattern) if self.re2 else self.pattern
+            if self.trim:
+                pattern = without_lazy_prefix(pattern)
+            try:
+                self._compiled = re.compile(pattern, re.ASCII)
+            except re.error as exc:
+                raise RuleError(f"{self.where}: regex does not translate: {exc}") from None
+        return self._compiled
+
+    def search(self, text: str) -> bool:
+        return self.get().search(text) is not None
+
+
+@dataclass(frozen=True)
+class Allowlist:
+    regexes: tuple[LazyRegex, ...] = ()
+    stopwords: tuple[str, ...] = ()
+    target: str = "secret"  # "secret" | "match" | "line"
+    condition_and: bool = False
+
+    def allows(self, secret: str, match: str, line: str) -> bool:
+        value = {"match": match, "line": line}.get(self.target, secret)
+        by_regex = any(r.search(value) for r in self.regexes)
+        lowered = secret.lower()
+        by_word = any(w in lowered for w in self.stopwords)
+        if self.condition_and:
+            checks = ([by_regex] if self.regexes else []) + ([by_word] if self.stopwords else [])
+            return bool(checks) and all(checks)
+        return by_regex or by_word
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    source: str  # which rule file it came from
+    lazy: LazyRegex
+    keywords: tuple[str, ...]
+    entropy: float = 0.0
+    secret_group: int = 0
+    path: str | None = None
+    allowlists: tuple[Allowlist, ...] = ()
+    # Only a rule that names a newline itself (a key block, a continued curl command) may
+    # match across lines; every other rule is run line by line.
+    multiline: bool = False
+    generic: bool = False
+    all_groups: bool = False  # the secret spans every capture group, not the first one
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return self.lazy.get()
+
+    def path_allows(self, path: str | None) -> bool:
+        return self.path is None or (path is not None and bool(re.search(self.path, path)))
+
+
+@dataclass(frozen=True)
+class Ruleset:
+    rules: tuple[Rule, ...]
+    allowlists: tuple[Allowlist, ...]
+    name: str
+    version: str
+    # The keyword prefilter: each keyword once, and which rules (by index) it wakes.
+    keywords: tuple[str, ...] = ()
+    by_keyword: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    always: tuple[int, ...] = ()  # rules without keywords
+    keyword_set: frozenset[str] = frozenset()
+    _finder: list[re.Pattern[str]] = field(default_factory=list, compare=False, repr=False)
+
+    def present(self, lowered: str) -> set[str]:
+        """The keywords occurring in a lower-cased text.
+
+        One scan with a trie-shaped pattern instead of a substring search per keyword (there
+        are hundreds). At each position the pattern reports the longest keyword starting
+        there; the shorter keywords that are its prefixes are added from a table. Short
+        texts (status lines, event details) skip the pattern, whose compilation costs more
+        than they do."""
+        if not self._finder:
+            if len(lowered) < 2000:
+                return {k for k in self.keywords if k in lowered}
+            self._finder.append(re.compile(f"(?=({_trie_pattern(list(self.keywords))}))", re.S))
+        found = set(self._finder[0].findall(lowered))
+        for k in list(found):
+            found.update(k[:i] for i in range(1, len(k)) if k[:i] in self.keyword_set)
+        return found
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "rules": len(self.rules)}
+
+
+def _allowlist(raw: dict[str, Any], where: str) -> Allowlist:
+    return Allowlist(
+        regexes=tuple(LazyRegex(r, where) for r in raw.get("regexes", ())),
+        stopwords=tuple(w.lower() for w in raw.get("stopwords", ())),
+        target=raw.get("regexTarget", "secret"),
+        condition_and=raw.get("condition", "OR").upper() == "AND",
+    )
+
+
+def _rule(raw: dict[str, Any], source: str) -> Rule | None:
+    pattern = raw.get("regex")
+    if not pattern:
+        return None  # a path-only rule (a whole file type is the finding): nothing to scan in text
+    where = f"{source}: rule {raw['id']}"
+    lists = raw.get("allowlists", [])
+    if "allowlist" in raw:
+        lists = [*lists, raw["allowlist"]]
+    return Rule(
+        id=raw["id"],
+        source=source,
+        lazy=LazyRegex(
+            pattern,
+            where,
+            re2=raw.get("regexSyntax", "re2") == "re2",
+            trim=True,
+        ),
+        keywords=tuple(k.lower() for k in raw.get("keywords", ())),
+        entropy=float(raw.get("entropy", 0.0)),
+        secret_group=int(raw.get("secretGroup", 0)),
+        path=raw.get("path"),
+        allowlists=tuple(_allowlist(a, where) for a in lists),
+        multiline=bool(raw.get("multiline")) or any(s in pattern for s in (r"\n", r"[\s\S", "(?s")),
+        generic="generic" in raw["id"],
+        all_groups=raw.get("regexSyntax") == "python",
+    )
+
+
+def _load_file(name: str) -> dict[str, Any]:
+    """One rule file, parsed. Python's TOML parser needs ~0.1 s for gitleaks' 200 kB, which
+    every command would pay (every printed line is sanitized); so the parsed form is kept in
+    the user cache as JSON, named after the file's hash, and parsed again only when the
+    shipped file changes."""
+    data = resources.files("gitpub.scan").joinpath("data", name).read_bytes()
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    cached = _cache_dir() / f"{Path(name).stem}-{digest}.json"
+    try:
+        loaded: dict[str, Any] = json.loads(cached.read_bytes())
+        return loaded
+    except (OSError, ValueError):
+        pass
+    loaded = tomllib.loads(data.decode("utf-8"))
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(loaded), encoding="utf-8")
+        os.replace(tmp, cached)
+    except OSError:
+        pass  # a read-only home: parse each time, still correct
+    return loaded
+
+
+def _cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("gitpub", appauthor=False)) / "scan"
+
+
+def _trie_pattern(words: list[str]) -> str:
+    """An alternation of `words` shaped as a trie, longest match first: the regex engine
+    then tests one character class per position instead of every word."""
+    trie: dict[str, Any] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def render(node: dict[str, Any]) -> str:
+        ends = "" in node
+        branches = [re.escape(ch) + render(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if ends else body
+
+    return render(trie)
+
+
+@functools.lru_cache(maxsize=1)
+def builtin() -> Ruleset:
+    """The shipped ruleset, parsed once per process (regexes compile on first use)."""
+    rules: list[Rule] = []
+    allowlists: list[Allowlist] = []
+    for name in RULE_FILES:
+        raw = _load_file(name)
+        for a in [raw["allowlist"]] if "allowlist" in raw else []:
+            allowlists.append(_allowlist(a, f"{name}: global allowlist"))
+        for a in raw.get("allowlists", []):
+            allowlists.append(_allowlist(a, f"{name}: global allowlist"))
+        for r in raw.get("rules", []):
+            rule = _rule(r, name)
+            if rule is not None:
+                rules.append(rule)
+    # Specific rules first: where a vendor rule and a generic one see the same secret, the
+    # finding is named after the vendor.
+    rules.sort(key=lambda r: r.generic)
+    by_keyword: dict[str, list[int]] = {}
+    for i, rule in enumerate(rules):
+        for k in rule.keywords:
+            by_keyword.setdefault(k, []).append(i)
+    words = sorted(by_keyword)
+    return Ruleset(
+        tuple(rules),
+        tuple(allowlists),
+        "gitleaks + noseyparker",
+        f"gitleaks {GITLEAKS_VERSION}, noseyparker {NOSEYPARKER_VERSION}",
+        keywords=tuple(words),
+        by_keyword={k: tuple(v) for k, v in by_keyword.items()},
+        keyword_set=frozenset(words),
+        always=tuple(i for i, r in enumerate(rules) if not r.keywords),
+    )

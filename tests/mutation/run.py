@@ -1,0 +1,373 @@
+"""Curated mutants of gitpub's promises, each of which a named test must kill.
+
+Every mutant breaks one promise on purpose in a temporary COPY of the package (never in this
+tree) and runs only the tests written to guard that promise, with the copy first on PYTHONPATH
+so that `python -m gitpub` started by a test runs the mutant too. A mutant that no test kills
+is a promise nothing guards: the run fails.
+
+    python tests/mutation/run.py              # all mutants, sequentially; prints the table
+    python tests/mutation/run.py --list       # names, files, guarding tests
+    python tests/mutation/run.py NAME...      # only these mutants
+
+A mutant is (name, file, exact old snippet, replacement, tests). The snippet must occur exactly
+once in the file: when the code moves, the run stops with the mutant's name and the mutant is
+updated by hand — it never silently tests nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RECOVERY = "tests/test_recovery.py::"
+SAFETY = "tests/test_remote_safety.py::"
+PUBLISH = "tests/test_publish.py::"
+STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str  # inside the package, e.g. gitpub/relay.py
+    old: str
+    new: str
+    tests: tuple[str, ...]  # pytest node ids; the first one is expected to kill it fastest
+
+
+MUTANTS = (
+    Mutant(
+        "confirmation ignores the manifest",
+        "gitpub/trailers.py",
+        "        and commit.message_trailers.get(MANIFEST) == manifest\n",
+        "",
+        (
+            "tests/test_confirm.py::test_job_id_with_another_manifest_does_not_confirm",
+            SAFETY + "test_a_remote_commit_with_the_job_id_but_another_manifest_is_no_confirmation",
+        ),
+    ),
+    Mutant(
+        "confirmation by trailers alone",
+        "gitpub/confirm.py",
+        "        bad = differing_paths(ctx, oid, entries)\n",
+        "        bad: list[str] = []\n",
+        (
+            "tests/test_confirm.py::test_forged_trailer_commit_does_not_publish_the_job",
+            SAFETY + "test_a_remote_commit_with_both_trailers_but_other_bytes_is_no_confirmation",
+        ),
+    ),
+    Mutant(
+        "CAS always passes",
+        "gitpub/commit.py",
+        "return now == job.target_blob_sha256",
+        "return True",
+        (SAFETY + "test_cas_stops_an_update_even_when_git_would_merge_it_cleanly",),
+    ),
+    Mutant(
+        "the sanitizer does nothing",
+        "gitpub/sanitize.py",
+        "text = pattern.sub(functools.partial(_replacement, kind), text)",
+        "text = text",
+        (SAFETY + "test_topic_close_is_one_job_per_revision",),
+    ),
+    Mutant(
+        "no lease renewal before a push",
+        "gitpub/relay.py",
+        "job = leases.renew(ctx.store, job, ctx.config.retry.lease_seconds)\n"
+        "        tip = repo.resolve(ctx.tracking_ref)",
+        "tip = repo.resolve(ctx.tracking_ref)",
+        (RECOVERY + "test_a_lease_taken_during_the_fetch_stops_the_push",),
+    ),
+    Mutant(
+        "a renewal that does not notice a stolen lease",
+        "gitpub/leases.py",
+        "    if got != 1:\n" + STOLEN,
+        "    if got < 0:\n" + STOLEN,
+        (RECOVERY + "test_stolen_lease_stops_the_old_worker_without_side_effects",),
+    ),
+    Mutant(
+        "a crash point skipped (after the push, before the database)",
+        "gitpub/relay.py",
+        'crash.point("after_push_before_db")',
+        "pass",
+        (RECOVERY + "test_crash_at_every_point_then_restart[after_push_before_db-1]",),
+    ),
+    Mutant(
+        "the recheck fingerprint ignored",
+        "gitpub/recheck.py",
+        "if fp == job.last_recheck_delta_sha:",
+        "if False:",
+        (SAFETY + "test_a_delta_already_judged_is_not_judged_again_after_a_rewrite",),
+    ),
+    Mutant(
+        "the recheck judges the whole delta again",
+        "gitpub/recheck.py",
+        "if seen and seen != job.base_commit and ctx.repo.is_ancestor(seen, tip):",
+        "if False:",
+        (SAFETY + "test_recheck_judges_each_new_remote_delta_once",),
+    ),
+    Mutant(
+        "font regeneration skipped",
+        "gitpub/fontrebase.py",
+        "written = fonts.regenerate(cfg, worktree)",
+        "written: list[str] = []",
+        (
+            "tests/test_fonts_publish.py::test_two_nodes_font_only_conflict_is_regenerated_not_a_conflict",
+        ),
+    ),
+    Mutant(
+        "a hook template that starts Python",
+        "gitpub/hooktemplates/reference-transaction",
+        "# gitpub's own updates (it sets GITPUB_WRITER",
+        "python3 -c 'pass' 2>/dev/null || :\n# gitpub's own updates (it sets GITPUB_WRITER",
+        (
+            "tests/test_hooks_install.py::"
+            "test_hooks_start_no_python_for_ref_updates_that_do_not_concern_gitpub",
+        ),
+    ),
+    Mutant(
+        "a job writing a second path",
+        "gitpub/prepare/__init__.py",
+        "        written = [path]\n",
+        "        (worktree / (path + '.copy.md')).write_bytes(text.encode('utf-8'))\n"
+        "        written = [path, path + '.copy.md']\n",
+        (PUBLISH + "test_submit_run_publishes_exactly_one_commit_with_trailers",),
+    ),
+    Mutant(
+        "a step checkpoint ignored",
+        "gitpub/prepare/__init__.py",
+        "if name in self.done and path.is_file():",
+        "if False:",
+        (RECOVERY + "test_crash_at_every_point_then_restart[after_draft-1]",),
+    ),
+    Mutant(
+        "a killed step is run again, not adopted",
+        "gitpub/prepare/protocol.py",
+        "pid = _read_pid(pid_file)",
+        "pid = None",
+        (RECOVERY + "test_draft_killed_mid_run_is_adopted_not_paid_again",),
+    ),
+    Mutant(
+        "an unbounded retry budget",
+        "gitpub/relay.py",
+        "exhausted = attempt >= job.max_attempts",
+        "exhausted = False",
+        (RECOVERY + "test_budget_exhaustion_then_probe_publishes_without_new_draft",),
+    ),
+    Mutant(
+        "a retry due at once (no backoff)",
+        "gitpub/relay.py",
+        "next_retry_at=at(time.time() + delay),",
+        "next_retry_at=at(time.time()),",
+        (PUBLISH + "test_unreachable_remote_waits_then_publishes_once",),
+    ),
+    Mutant(
+        "the worker waits holding the delivery lock",
+        "gitpub/commands/run.py",
+        "            time.sleep(interval)",
+        '            with ctx.locks.hold("delivery"):\n                time.sleep(interval)',
+        (RECOVERY + "test_retry_waits_hold_no_lock",),
+    ),
+    Mutant(
+        "delivery without the delivery lock",
+        "gitpub/relay.py",
+        """    with ctx.locks.hold("delivery"):
+        result = _deliver_locked(ctx, job, probe)""",
+        """    with contextlib.nullcontext():
+        result = _deliver_locked(ctx, job, probe)""",
+        (RECOVERY + "test_prepare_is_not_blocked_by_a_held_delivery_lock",),
+    ),
+    Mutant(
+        "the demo stops saying what it regenerated",
+        "gitpub/commands/demo.py",
+        'note = " (font-only conflict: subsets regenerated)" if "fonts:regenerated"',
+        'note = "" if "fonts:regenerated"',
+        ("tests/test_demo.py::test_demo_builds_its_own_font_without_a_system_one",),
+    ),
+    Mutant(
+        "external_sync staging every path",
+        "gitpub/external_git.py",
+        "return cfg.publish.content + cfg.font_outputs",
+        'return (".",)',
+        (
+            "tests/test_external_sync.py::"
+            "test_uncommitted_typo_found_by_reconcile_when_every_hint_is_lost",
+        ),
+    ),
+    Mutant(
+        "locks taken out of order allowed",
+        "gitpub/locks.py",
+        "if ORDER.index(outer) >= rank:",
+        "if False:",
+        (RECOVERY + "test_locks_taken_out_of_order_raise",),
+    ),
+    Mutant(
+        "confirmation from local branches too",
+        "gitpub/trailers.py",
+        "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return []\n"
+        "    hide = [base] if base else []",
+        "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return []\n"
+        "    tip = repo.resolve('refs/heads/leftover') or tip\n"
+        "    hide = [base] if base else []",
+        (PUBLISH + "test_remote_confirmation_ignores_local_branches",),
+    ),
+)
+
+# Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).
+PENDING = ("a derived path overwriting an existing article",)
+
+
+def copy_package(dest: Path) -> None:
+    """The package as Python will import it; the hook templates' symlink becomes a folder."""
+    shutil.copytree(
+        ROOT / "gitpub",
+        dest / "gitpub",
+        symlinks=False,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+
+
+def apply(copy: Path, mutant: Mutant) -> Path:
+    path = copy / mutant.file
+    if not path.is_file():
+        raise SystemExit(f"mutant {mutant.name!r}: {mutant.file} does not exist (update it)")
+    text = path.read_text("utf-8")
+    found = text.count(mutant.old)
+    if found != 1:
+        raise SystemExit(
+            f"mutant {mutant.name!r}: its snippet occurs {found} times in {mutant.file}, "
+            f"not once: the code moved; update the mutant. Snippet:\n{mutant.old}"
+        )
+    path.write_text(text.replace(mutant.old, mutant.new), "utf-8")
+    return path
+
+
+def pytest_env(copy: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(copy), env.get("PYTHONPATH")]))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def check_copy_is_imported(copy: Path) -> None:
+    """The copy must win over this tree and over an editable install of it."""
+    out = subprocess.run(
+        [sys.executable, "-c", "import gitpub; print(gitpub.__file__)"],
+        cwd=copy,
+        env=pytest_env(copy),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    if not out.startswith(str(copy)):
+        raise SystemExit(f"the package copy is not the one imported: {out}")
+
+
+def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, str]:
+    """pytest on ROOT's tests against the package in `copy`; stops at the first failure.
+    Runs from inside the copy, so `python -m pytest` puts the copy first on sys.path."""
+    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rfE"]
+    argv += ["--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
+    argv += [str(ROOT / t) for t in tests]
+    try:
+        proc = subprocess.run(
+            argv, cwd=copy, env=pytest_env(copy), capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return -1, f"timed out after {timeout:g}s"
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+FAILED = re.compile(r"^FAILED (\S+)", re.M)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("names", nargs="*", help="run only mutants whose name contains one of these")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds per mutant")
+    ap.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip running the guarding tests on the unmutated copy first",
+    )
+    args = ap.parse_args()
+    chosen = [m for m in MUTANTS if not args.names or any(n in m.name for n in args.names)]
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}\n    {m.file}\n    " + "\n    ".join(m.tests))
+        print(f"pending: {', '.join(PENDING)}")
+        return 0
+    if not chosen:
+        print("no mutant matches", file=sys.stderr)
+        return 2
+
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="gitpub-mutants-") as tmp:
+        base = Path(tmp)
+        # Every snippet is checked before any test runs: a stale mutant fails in a second.
+        probe = base / "probe"
+        copy_package(probe)
+        for m in chosen:
+            apply(probe, m)
+            shutil.rmtree(probe)
+            copy_package(probe)
+
+        pristine = base / "pristine"
+        copy_package(pristine)
+        check_copy_is_imported(pristine)
+        if not args.no_baseline:
+            tests = tuple(dict.fromkeys(t for m in chosen for t in m.tests))
+            code, out = run_tests(pristine, tests, args.timeout * 2)
+            if code != 0:
+                print(out[-3000:])
+                print("baseline: the guarding tests fail WITHOUT any mutant", file=sys.stderr)
+                return 1
+            print(f"baseline: {len(tests)} guarding tests pass on the unmutated copy")
+
+        rows: list[tuple[str, str, str, float]] = []
+        for m in chosen:
+            copy = base / "mutant"
+            if copy.exists():
+                shutil.rmtree(copy)
+            copy_package(copy)
+            apply(copy, m)
+            t0 = time.monotonic()
+            code, out = run_tests(copy, m.tests, args.timeout)
+            took = time.monotonic() - t0
+            killers = FAILED.findall(out)
+            if code == 1 and killers:
+                file, _, test = killers[0].partition("::")
+                verdict, by = "killed", f"{Path(file).name}::{test}"
+            elif code == 0:
+                verdict, by = "SURVIVED", "(every guarding test passed)"
+            else:
+                verdict, by = "ERROR", f"pytest exit {code}"
+                print(out[-2000:])
+            rows.append((m.name, verdict, by, took))
+            print(f"{verdict:8} {took:6.1f}s  {m.name}  <- {by}", flush=True)
+
+    killed = sum(1 for r in rows if r[1] == "killed")
+    print()
+    print("| mutant | killed by | time |")
+    print("|---|---|---|")
+    for name, verdict, by, took in rows:
+        mark = f"`{by}`" if verdict == "killed" else f"**{verdict}** {by}"
+        print(f"| {name} | {mark} | {took:.0f} s |")
+    for name in PENDING:
+        print(f"| {name} | pending | |")
+    print()
+    print(f"{killed}/{len(rows)} mutants killed in {time.monotonic() - started:.0f} s")
+    return 0 if killed == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

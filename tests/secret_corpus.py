@@ -1,0 +1,38 @@
+"""The secrets corpus (tests/corpus/secrets): true positives from Nosey Parker's rule files."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from functools import lru_cache
+from pathlib import Path
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+@lru_cache(maxsize=1)
+def secrets() -> list[dict[str, str]]:
+    path = CORPUS / "secrets" / "secrets.jsonl"
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+def one(rule: str, index: int = 0) -> str:
+    """The bare secret of the corpus's `index`-th example of `rule`."""
+    return [r["bare"] for r in secrets() if r["rule"] == rule][index]
+
+
+def prose(bare: str) -> str:
+    """A secret pasted into a sentence of an article."""
+    return f"Here is what I used yesterday: {bare} and then it worked."
+
+
+@lru_cache(maxsize=1)
+def markdown() -> list[tuple[str, str]]:
+    """(name, text) of every real Markdown file in tests/corpus/markdown."""
+    with tarfile.open(CORPUS / "markdown" / "markdown.tar.xz") as tar:
+        out = []
+        for member in tar.getmembers():
+            fh = tar.extractfile(member)
+            if fh is not None:
+                out.append((member.name, fh.read().decode("utf-8")))
+        return out
