@@ -14,6 +14,11 @@ from conftest import Blog, article
 from gitpub import KeyReused, Publisher
 from gitpub.store import SCHEMA_VERSION
 
+# Two keys that look like secrets to the sanitizer and redact to one display form.
+KEY_A = "api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+KEY_B = "api_key=sk_live_9xY27LmQwERtyUiOp3as8dFg"
+SHOWN = "api_key=[REDACTED:stripe-access-token]"
+
 
 def _state_dir(blog: Blog) -> Path:
     return blog.root / ".git" / "blogpub"
@@ -24,41 +29,44 @@ def _every_byte_on_disk(blog: Blog) -> bytes:
 
 
 def test_two_secret_looking_keys_stay_two_jobs(blog: Blog) -> None:
-    first = blog.submit("password=aaaaaaaa1", article("First", "One request.", slug="first"))
-    second = blog.submit("password=bbbbbbbb2", article("Second", "Another one.", slug="second"))
-    assert first != second
+    first = blog.submit(KEY_A, article("First", "One request.", slug="first"))
+    second = blog.submit(KEY_B, article("Second", "Another one.", slug="second"))
+    # The issue's own pair, which older sanitizers redacted alike, stays two jobs as well.
+    third = blog.submit("password=aaaaaaaa1", article("Third", "A third.", slug="third"))
+    fourth = blog.submit("password=bbbbbbbb2", article("Fourth", "A fourth.", slug="fourth"))
+    assert len({first, second, third, fourth}) == 4
     blog.ok("run", "--until-idle")
 
     assert {j["state"] for j in blog.status()} == {"PUBLISHED"}
     assert b"One request." in blog.remote_file("content/posts/first.mdx")
     assert b"Another one." in blog.remote_file("content/posts/second.mdx")
     shown = {j["job_id"]: j for j in blog.status()}
-    assert shown[first]["idempotency_key"] == "password=[REDACTED:assignment]"
-    assert shown[first]["key_sha256"] == hashlib.sha256(b"password=aaaaaaaa1").hexdigest()
-    assert shown[second]["key_sha256"] == hashlib.sha256(b"password=bbbbbbbb2").hexdigest()
+    assert shown[first]["idempotency_key"] == shown[second]["idempotency_key"] == SHOWN
+    assert shown[first]["key_sha256"] == hashlib.sha256(KEY_A.encode()).hexdigest()
+    assert shown[second]["key_sha256"] == hashlib.sha256(KEY_B.encode()).hexdigest()
     # The raw keys reached neither the database, nor the job folders, nor any log.
     blog.ok("status")
     on_disk = _every_byte_on_disk(blog)
-    assert b"aaaaaaaa1" not in on_disk and b"bbbbbbbb2" not in on_disk
+    assert KEY_A.split("=")[1].encode() not in on_disk
+    assert KEY_B.split("=")[1].encode() not in on_disk
 
 
 def test_same_key_same_source_is_the_same_job(blog: Blog) -> None:
     text = article("Again", "Sent twice by a retrying client.")
-    assert blog.submit("password=cccccccc3", text) == blog.submit("password=cccccccc3", text)
+    assert blog.submit(KEY_A, text) == blog.submit(KEY_A, text)
     assert len(blog.status()) == 1
 
 
 def test_same_key_other_source_is_refused_naming_the_job(blog: Blog) -> None:
-    job_id = blog.submit("password=dddddddd4", article("One", "The first text."))
+    job_id = blog.submit(KEY_B, article("One", "The first text."))
     src = blog.root.parent / "other.mdx"
     src.write_text(article("Two", "A different text under the same key."))
 
-    res = blog.blogpub("submit", "--key", "password=dddddddd4", "--source", str(src))
+    res = blog.blogpub("submit", "--key", KEY_B, "--source", str(src))
 
     assert res.returncode == 1
     assert res.stderr.splitlines() == [
-        "git blogpub: key password=[REDACTED:assignment] was used for a different source "
-        f"(job {job_id})"
+        f"git blogpub: key {SHOWN} was used for a different source (job {job_id})"
     ]
     assert [j["job_id"] for j in blog.status()] == [job_id]  # nothing recorded
 
@@ -104,7 +112,7 @@ def test_a_version_1_store_is_migrated_not_dropped(blog: Blog) -> None:
     conn.execute("PRAGMA user_version = 1")
     ids, texts = {}, {}
     bodies = ("Bread rises overnight in a cold kitchen.", "Tides follow the moon, not the sun.")
-    for n, key in enumerate(("password=[REDACTED:assignment]", "plain-old-key")):
+    for n, key in enumerate((SHOWN, "plain-old-key")):
         text = texts[key] = article(f"Old {n}", bodies[n], slug=f"old-{n}")
         job_id = str(uuid.uuid4())
         folder = state / "jobs" / job_id
@@ -130,8 +138,7 @@ def test_a_version_1_store_is_migrated_not_dropped(blog: Blog) -> None:
     assert shown == {v: k for k, v in ids.items()}
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     # The raw keys a client would send again find their jobs.
-    legacy = "password=[REDACTED:assignment]"
-    assert blog.submit("password=eeeeeeee5", texts[legacy]) == ids[legacy]
+    assert blog.submit(KEY_A, texts[SHOWN]) == ids[SHOWN]
     assert blog.submit("plain-old-key", texts["plain-old-key"]) == ids["plain-old-key"]
     blog.ok("run", "--until-idle")
     assert [j["state"] for j in blog.status()] == ["PUBLISHED", "PUBLISHED"]
