@@ -2,7 +2,9 @@
 
 Each repetition builds a fresh blog clone and bare remote (not timed), submits the jobs and
 runs the worker until idle. Pushes are counted by the remote itself: a post-receive hook
-appends one line per push it receives. The library path (`jobs.create` + `run_until_idle`,
+appends one line per push it receives; the git processes the worker starts are counted from
+git's own trace (`GIT_TRACE2_EVENT`, one "start" event per process), a figure the machine's
+load does not blur. The library path (`jobs.create` + `run_until_idle`,
 as `git blogpub demo` does) is repeated; the command-line path (`git blogpub submit` per job,
 then `git blogpub run --until-idle`) is timed once.
 
@@ -116,6 +118,7 @@ class Run:
     submit: float
     work: float
     pushes: int
+    gits: int  # git processes started while the worker ran
 
     @property
     def total(self) -> float:
@@ -133,12 +136,23 @@ def run_library(base: Path, count: int, seed: int) -> Run:
         started = time.perf_counter()
         ids = [jobs.create(ctx, key=f"bench-{i}", source=t)[0].job_id for i, t in enumerate(texts)]
         submitted = time.perf_counter()
-        worker.run_until_idle(ctx)
+        os.environ["GIT_TRACE2_EVENT"] = str(base / "trace.json")
+        try:
+            worker.run_until_idle(ctx)
+        finally:
+            del os.environ["GIT_TRACE2_EVENT"]
         done = time.perf_counter()
         states = {jobs.require(ctx.store, j).state for j in ids}
     if states != {State.PUBLISHED} or remote_job_commits(remote) != count:
         raise SystemExit(f"library run did not publish every job: {sorted(map(str, states))}")
-    return Run(submitted - started, done - submitted, pushes(remote))
+    return Run(submitted - started, done - submitted, pushes(remote), git_starts(base))
+
+
+def git_starts(base: Path) -> int:
+    trace = base / "trace.json"
+    if not trace.exists():
+        return 0
+    return sum('"event":"start"' in line for line in trace.read_text().splitlines())
 
 
 def blogpub_argv() -> tuple[list[str], str]:
@@ -164,11 +178,14 @@ def run_cli(base: Path, count: int, seed: int) -> Run:
             capture_output=True,
         )
     submitted = time.perf_counter()
-    subprocess.run([*argv, "run", "--until-idle"], cwd=blog, check=True, capture_output=True)
+    env = {**os.environ, "GIT_TRACE2_EVENT": str(base / "trace.json")}
+    subprocess.run(
+        [*argv, "run", "--until-idle"], cwd=blog, check=True, capture_output=True, env=env
+    )
     done = time.perf_counter()
     if remote_job_commits(remote) != count:
         raise SystemExit("CLI run did not publish every job")
-    return Run(submitted - started, done - submitted, pushes(remote))
+    return Run(submitted - started, done - submitted, pushes(remote), git_starts(base))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{count} passthrough jobs, submit → PUBLISHED, local bare remote\n")
     header = (
         f"{'path':<22} {'runs':>4} {'submit s':>9} {'run s':>8} {'total s':>8}"
-        f" {'jobs/s':>7} {'pushes/job':>10}"
+        f" {'jobs/s':>7} {'pushes/job':>10} {'git/job':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -201,11 +218,13 @@ def main(argv: list[str] | None = None) -> int:
         work = statistics.median(r.work for r in runs)
         total = statistics.median(r.total for r in runs)
         per_job = statistics.median(r.pushes / count for r in runs)
+        gits = statistics.median(r.gits / count for r in runs)
         print(
             f"{label:<22} {len(runs):>4} {submit:>9.2f} {work:>8.2f} {total:>8.2f}"
-            f" {count / total:>7.1f} {per_job:>10.2f}"
+            f" {count / total:>7.1f} {per_job:>10.2f} {gits:>8.1f}"
         )
-    print("\npushes counted by the bare remote's post-receive hook (one line per push)")
+    print("\npushes counted by the bare remote's post-receive hook (one line per push);")
+    print("git/job: git processes the worker started per job (GIT_TRACE2_EVENT start events)")
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -313,19 +314,22 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as exc:
+        # The filesystem refused (a full disk, a read-only mount): its words, one line.
+        where = f": {exc.filename}" if exc.filename else ""
+        click.echo(f"git blogpub: {sanitize(str(exc.strerror or exc))}{sanitize(where)}", err=True)
+        sys.exit(1)
+    except sqlite3.Error as exc:
+        # Damage found after the database opened (a page past a truncation, say).
+        click.echo(
+            f"git blogpub: job database: {sanitize(str(exc))} "
+            "(`git blogpub doctor` says how to recover it)",
+            err=True,
+        )
+        sys.exit(1)
     except Exception as exc:  # a bug: still one line, unless asked for the traceback
         if os.environ.get("GITPUB_DEBUG"):
             raise
-        import sqlite3  # only on this path: the fast paths never load it
-
-        if isinstance(exc, sqlite3.DatabaseError):
-            # Damage found after the database opened (a page past a truncation, say).
-            click.echo(
-                f"git blogpub: job database unusable: {sanitize(str(exc))} "
-                "(`git blogpub doctor` says how to recover it)",
-                err=True,
-            )
-            sys.exit(1)
         click.echo(
             f"git blogpub: internal error: {type(exc).__name__}: {sanitize(str(exc))} "
             "(set GITPUB_DEBUG=1 for the traceback)",

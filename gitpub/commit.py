@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from gitpub import crash, jobs, outbox, trailers
+from gitpub import crash, jobs, objects, outbox, repair, trailers
 from gitpub.context import Context
-from gitpub.errors import GitpubError
-from gitpub.gitrepo import run_git
+from gitpub.errors import GitpubError, JobFault
 from gitpub.jobs import Job
-from gitpub.prepare import branch_name, ensure_worktree, manifest
+from gitpub.prepare import branch_name, manifest
 from gitpub.states import State
 from gitpub.types import JobId, Oid, Sha256
+
+REWRITES = 3
+"""How often a job commit whose objects vanished under it is written again."""
 
 
 class ArtifactsDamaged(GitpubError):
@@ -81,34 +82,45 @@ def commit_job(ctx: Context, job: Job) -> Job:
 
 
 def make_commit(ctx: Context, job: Job) -> Oid:
-    """Commit exactly the manifest's files on the job branch at base_commit; point the job
-    ref at it. The artifacts are verified first, so the same job always makes the same
-    tree with the same trailers — which is what lets a lost commit be made again."""
+    """Commit exactly the manifest's files onto base_commit, in memory, and point the job ref
+    and the job branch at it. The artifacts are verified first, so the same job always makes
+    the same tree with the same trailers — which is what lets a lost commit be made again.
+
+    A `git gc --prune=now` running meanwhile can delete objects written a moment ago, before
+    any ref holds them; they are checked after the refs moved and written again if gone."""
     assert job.base_commit
     folder, entries = verified_artifacts(ctx, job)
-    branch = branch_name(job.job_id)
-    worktree = ensure_worktree(ctx, job, job.base_commit)
-    with ctx.locks.hold("repo"):
-        if ctx.repo.resolve(f"refs/heads/{branch}") != job.base_commit:
-            # Re-check HEAD: the branch must be exactly the snapshot prepare judged.
-            run_git(["rebase", "--abort"], worktree, check=False)
-            run_git(["reset", "--hard", "--quiet", job.base_commit], worktree)
-        if not target_unchanged(ctx, job, job.base_commit):
-            raise ArtifactsDamaged(f"job {job.job_id}: target changed under the snapshot")
-        for e in entries:
-            dest = worktree / e.path
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(folder / e.path, dest)
-        paths = [e.path for e in entries]
-        run_git(["add", "--", *paths], worktree)
+    if not target_unchanged(ctx, job, job.base_commit):
+        # Re-check the snapshot: the target prepare judged must be what the base holds.
+        raise ArtifactsDamaged(f"job {job.job_id}: target changed under the snapshot")
+    files = {e.path: (folder / e.path).read_bytes() for e in entries}
+    repo = ctx.repo
+    base_tree = str(repo.commit(job.base_commit).tree_id)
+    for _ in range(REWRITES):
         crash.point("before_local_commit")
-        run_git(
-            ["commit", "--no-verify", "--quiet", "--allow-empty", "-F", "-", "--", *paths],
-            worktree,
-            input=commit_message(ctx, job).encode("utf-8"),
+        tree = objects.tree_with(repo, base_tree, files)
+        oid = objects.create_commit(
+            ctx.config, repo, tree, [job.base_commit], commit_message(ctx, job)
         )
-        oid = ctx.repo.resolve(f"refs/heads/{branch}")
-        assert oid is not None
+        crash.point("after_commit_object_before_ref")
+        with ctx.locks.hold("repo"):
+            point_job_refs(ctx, job.job_id, oid, "commit")
         crash.point("after_local_commit_before_db")
-        trailers.point_job_ref(ctx.repo, job.job_id, oid, "commit")
-    return oid
+        if not objects.missing(repo, objects.closure(repo, oid, files)):
+            return oid
+    raise JobFault(
+        "objects_missing",
+        f"job {job.job_id}: the objects of the job commit keep disappearing "
+        "(a `git gc --prune=now` running in a loop?)",
+    )
+
+
+def point_job_refs(ctx: Context, job_id: str, oid: str, why: str) -> None:
+    """The job ref (the recovery index) and the job branch (what a person checks out) at the
+    job commit, in one transaction. Called under the repo lock."""
+    repair.clear_private_locks(ctx.repo, job_id)
+    objects.point_refs(
+        ctx.repo,
+        {trailers.job_ref(job_id): oid, f"refs/heads/{branch_name(job_id)}": oid},
+        f"gitpub: {why} job {job_id}",
+    )

@@ -35,6 +35,8 @@ class PublishConfig:
     content: tuple[str, ...] = ("content/posts",)
     suffixes: tuple[str, ...] = (".mdx", ".md")
     max_source_bytes: int = 2 * 1024 * 1024
+    author: str | None = None  # "Name <email>" of job commits; None: gitpub <gitpub@NODE>
+    sign: bool = False  # sign job commits with git's own signing setup
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,12 @@ class _Reader:
             raise ConfigError(f"{self.path}: {self._key(key)} must not be empty")
         return tuple(value)
 
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise self._fail(key, "a boolean")
+        return value
+
     def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
         value = self.string(key, default)
         if value not in choices:
@@ -276,7 +284,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _publish(path: Path, data: Any) -> PublishConfig:
     r = _Reader(path, "publish", data)
-    r.check_known({"remote", "branch", "content", "suffixes", "max_source_bytes"})
+    r.check_known({"remote", "branch", "content", "suffixes", "max_source_bytes", "author", "sign"})
     d = PublishConfig()
     content = tuple(
         _relative_path(path, "publish.content", c) for c in r.strings("content", d.content)
@@ -293,7 +301,27 @@ def _publish(path: Path, data: Any) -> PublishConfig:
         content=content,
         suffixes=suffixes,
         max_source_bytes=r.integer("max_source_bytes", d.max_source_bytes, lo=1, hi=2**30),
+        author=_author(path, r.data.get("author")),
+        sign=r.boolean("sign", d.sign),
     )
+
+
+_IDENT = re.compile(r"^([^<>\n]*[^<>\s][^<>\n]*) <([^<>\s]+)>$")
+
+
+def _author(path: Path, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _IDENT.match(value.strip()):
+        raise ConfigError(f'{path}: publish.author must be "Name <email>", got {value!r}')
+    return value.strip()
+
+
+def split_ident(ident: str) -> tuple[str, str]:
+    """("Name", "email") of a "Name <email>" identity checked by the loader."""
+    found = _IDENT.match(ident)
+    assert found, ident
+    return found.group(1).strip(), found.group(2)
 
 
 def _fonts(path: Path, data: Any) -> FontsConfig:

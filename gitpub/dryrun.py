@@ -18,18 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from gitpub import jobs
 from gitpub.config import Config
 from gitpub.context import Context
-from gitpub.gitrepo import Repo, run_git
+from gitpub.gitrepo import Repo
 from gitpub.jobs import Job
 from gitpub.locks import Locks
 from gitpub.prepare import Preparer, manifest
 from gitpub.states import State
 from gitpub.store import Store
 from gitpub.types import Oid
+from gitpub.worktrees import scratch_checkout
 
 KEY = "dry-run"
 """The idempotency key of the one job in the throwaway store."""
@@ -73,24 +72,6 @@ class ScratchPreparer(Preparer):
         if self.checkout is None:
             self.checkout = scratch_checkout(self.ctx.repo, base, self.scratch / "checkout")
         return self.checkout
-
-
-def scratch_checkout(repo: Repo, base: str, dest: Path) -> Path:
-    """base's tree checked out at dest, in a repository of its own whose HEAD is base.
-
-    The objects are read from the blog through an alternate, never copied into it or written
-    there. The font gate needs a real repository here: it asks git for the article files and
-    the HEAD they are measured against."""
-    dest.mkdir(parents=True)
-    pygit2.init_repository(str(dest))
-    info = dest / ".git" / "objects" / "info"
-    info.mkdir(parents=True, exist_ok=True)
-    (info / "alternates").write_text(str(repo.common_dir / "objects") + "\n", encoding="utf-8")
-    scratch = pygit2.Repository(str(dest))  # opened again, so the alternate is read
-    scratch.set_head(scratch[base].peel(pygit2.Commit).id)  # detached; no ref, no hook
-    # read-tree runs no hook either, and honours the tree's .gitattributes as checkout would.
-    run_git(["read-tree", "--reset", "-u", "HEAD"], dest)
-    return dest
 
 
 @contextlib.contextmanager

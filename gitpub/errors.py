@@ -74,5 +74,37 @@ class GitCommandError(GitpubError):
         self.argv = list(argv)
         self.returncode = returncode
         self.stderr = stderr
-        tail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
+        tail = git_cause(stderr) or "no output"
         super().__init__(f"`{' '.join(self.argv)}` exited {returncode}: {tail}")
+
+
+_SAY_NOTHING = ("failed to push some refs", "the remote end hung up unexpectedly")
+"""Lines git adds after the real cause; chosen only when nothing better was said."""
+
+
+def git_cause(stderr: str) -> str:
+    """The line of git's output that says why: an `error:`/`fatal:` line (a remote's or a
+    signer's included) other than git's generic closing words, else the last line that is
+    not porcelain noise ("Done")."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    prefixes = ("error:", "fatal:", "remote: error:", "remote: fatal:", "gpg:")
+    telling = [ln for ln in lines if ln.startswith(prefixes)]
+    for ln in telling:
+        if not any(g in ln for g in _SAY_NOTHING):
+            return ln
+    rejected = [ln for ln in lines if ln.startswith("!")]  # `push --porcelain`: ref and why
+    if rejected or telling:
+        return (rejected or telling)[0]
+    useful = [ln for ln in lines if ln not in ("Done", "Done.")]
+    return useful[-1] if useful else ""
+
+
+class JobFault(GitpubError):
+    """A failure of one job with a class (`code`, which becomes its failure_code) and git's
+    (or the filesystem's) own words in `stderr`, kept whole for `show`."""
+
+    def __init__(self, code: str, message: str, stderr: str = "") -> None:
+        self.code = code
+        self.stderr = stderr
+        cause = git_cause(stderr)
+        super().__init__(f"{message}: {cause}" if cause else message)

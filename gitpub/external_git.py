@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitpub import crash, fonts, trailers
+from gitpub import crash, fonts, trailers, worktrees
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitCommandError
@@ -197,9 +197,7 @@ def rebase(ctx: Context, local: Oid, upstream: Oid) -> tuple[Oid | None, list[st
     repo = ctx.repo
     path = ctx.worktree_dir(WORKTREE)
     with ctx.locks.hold("repo"):
-        repo.worktree_remove(path)  # whatever a crash left behind
-        path.parent.mkdir(parents=True, exist_ok=True)
-        run_git(["worktree", "add", "--quiet", "--detach", str(path), local], repo.root)
+        worktrees.add(repo, path, local)  # detached; whatever a crash left is removed first
     try:
         conflict = _replay(ctx, path, upstream)
         if conflict is not None:
@@ -208,7 +206,7 @@ def rebase(ctx: Context, local: Oid, upstream: Oid) -> tuple[Oid | None, list[st
         return repo.resolve(git_out(["rev-parse", "HEAD"], path)), []
     finally:
         with ctx.locks.hold("repo"):
-            repo.worktree_remove(path)
+            worktrees.remove(repo, path)
 
 
 def _replay(ctx: Context, worktree: Path, upstream: str) -> list[str] | None:

@@ -12,12 +12,12 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from gitpub import fonts, jobs
+from gitpub import fonts, jobs, objects
 from gitpub.commit import commit_message
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitCommandError, GitpubError, InputError
-from gitpub.gitrepo import WRITER_ENV, run_git, unmerged_paths
+from gitpub.gitrepo import WRITER_ENV, git_out, run_git, unmerged_paths
 from gitpub.jobs import Job
 from gitpub.prepare import branch_name, manifest
 
@@ -27,8 +27,11 @@ _EDITOR = {"GIT_EDITOR": "true"}  # keep each replayed commit's message as it is
 _PERSON = {**_EDITOR, WRITER_ENV: ""}
 
 
-def _rebase(cwd: Path, args: Sequence[str]) -> bool:
-    return run_git(["rebase", "--quiet", *args], cwd, check=False, env=_EDITOR).returncode == 0
+def _rebase(cfg: Config, cwd: Path, args: Sequence[str]) -> bool:
+    # The job's identity and signing choice, never the person's: a rebase commits.
+    argv = [*objects.sign_args(cfg), "rebase", "--quiet", *args]
+    env = {**_EDITOR, **objects.ident_env(cfg)}
+    return run_git(argv, cwd, check=False, env=env).returncode == 0
 
 
 def _in_progress(cwd: Path) -> bool:
@@ -59,7 +62,7 @@ def rebase_job(
     cfg = ctx.config
     target = ctx.repo.resolve(upstream) or upstream
     before = ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
-    if _rebase(worktree, ["--no-verify", target]):
+    if _rebase(cfg, worktree, ["--no-verify", target]):
         return _refresh_after_clean_rebase(ctx, job, worktree, target)
     paths = unmerged_paths(worktree)
     run_git(["rebase", "--abort"], worktree, check=False)
@@ -69,7 +72,7 @@ def rebase_job(
         return job, paths
     # Redo it keeping the remote's subsets: the articles merge cleanly (only the subsets
     # conflicted), and the subsets are rebuilt from those merged articles right after.
-    if not _rebase(worktree, ["--no-verify", "-X", "ours", target]):
+    if not _rebase(cfg, worktree, ["--no-verify", "-X", "ours", target]):
         again = unmerged_paths(worktree) or paths
         run_git(["rebase", "--abort"], worktree, check=False)
         return job, again
@@ -122,11 +125,12 @@ def _rebuild_and_amend(
     if present:
         run_git(["add", "--", *present], worktree)
     message = commit_message(ctx, dataclasses.replace(job, artifact_sha256=new))
-    run_git(
-        ["commit", "--amend", "--no-verify", "--quiet", "--allow-empty", "-F", "-"],
-        worktree,
-        input=message.encode("utf-8"),
+    # The amend, made like every job commit: in memory, with the job's identity.
+    tree = git_out(["write-tree"], worktree)
+    amended = objects.create_commit(
+        cfg, repo, tree, [parent], message, author=repo.commit(head).author
     )
+    run_git(["update-ref", "-m", "gitpub: fonts rebuilt", "HEAD", amended, head], worktree)
     artifact_dir = _store_artifacts(ctx, job, worktree, entries, new)
     job = jobs.record(
         ctx.store,

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitpub import jobs, trailers
+from gitpub import jobs, trailers, worktrees
 from gitpub.context import Context
 from gitpub.gitrepo import Repo, git_out
 from gitpub.prepare import branch_name
@@ -203,7 +203,7 @@ def collect(ctx: Context, now: float | None = None) -> tuple[Plan, list[str]]:
         )
         for job_id, why in p.worktrees.items():
             path = ctx.worktree_dir(job_id)
-            repo.worktree_remove(path, branch_name(job_id))
+            worktrees.remove(repo, path, branch_name(job_id))
             if path.exists():  # a folder git did not know as a worktree
                 shutil.rmtree(path)
             said.append(f"removed worktree and branch of job {job_id} ({why})")

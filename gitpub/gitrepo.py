@@ -114,7 +114,10 @@ class Repo:
     def pg(self) -> pygit2.Repository:
         """The pygit2 handle, opened on first use (commands that read no object never pay)."""
         if self._pg is None:
-            self._pg = pygit2.Repository(str(self.root))
+            try:
+                self._pg = pygit2.Repository(str(self.root))
+            except pygit2.GitError as exc:
+                raise NotARepository(_unusable(self.root, exc)) from None
         return self._pg
 
     @classmethod
@@ -130,7 +133,10 @@ class Repo:
             where = None
         if not where:
             raise NotARepository(f"{start}: not inside a git repository")
-        repo = pygit2.Repository(where)
+        try:
+            repo = pygit2.Repository(where)
+        except pygit2.GitError as exc:
+            raise NotARepository(_unusable(Path(where), exc)) from None
         if repo.is_bare or repo.workdir is None:
             raise NotARepository(f"{start}: a bare repository has no checkout to publish from")
         return cls(Path(repo.workdir).resolve())
@@ -193,8 +199,23 @@ class Repo:
             entry = self.commit(commit).tree[path]
         except (KeyError, ValueError):
             return None
-        obj = self.pg[entry.id]
-        return obj.data if isinstance(obj, pygit2.Blob) else None
+        if entry.type_str != "blob":
+            return None
+        return self.blobs([str(entry.id)])[str(entry.id)]
+
+    def blobs(self, oids: Iterable[str]) -> dict[str, bytes]:
+        """Blob contents by id. Those pygit2 cannot see — a partial clone fetches blobs only
+        when asked — are read through git, which fetches them from the promisor remote."""
+        out: dict[str, bytes] = {}
+        absent = []
+        for oid in oids:
+            try:
+                out[oid] = self.pg[oid].peel(pygit2.Blob).data
+            except (KeyError, ValueError, pygit2.GitError):
+                absent.append(oid)
+        if absent:
+            out.update(_cat_blobs(self.root, absent))
+        return out
 
     def files_under(self, commit: str, folders: Sequence[str]) -> dict[str, bytes]:
         """Every blob below the given folders at commit, by repository-relative path."""
@@ -210,14 +231,19 @@ class Repo:
         return out
 
     def _collect(self, tree: pygit2.Tree, prefix: str, out: dict[str, bytes]) -> None:
+        found: dict[str, str] = {}
+        self._walk_tree(tree, prefix, found)
+        data = self.blobs(found.values())
+        out.update({path: data[oid] for path, oid in found.items()})
+
+    def _walk_tree(self, tree: pygit2.Tree, prefix: str, found: dict[str, str]) -> None:
         for entry in tree:
             name = str(entry.name)
             path = f"{prefix}/{name}" if prefix else name
-            obj = self.pg[entry.id]
-            if isinstance(obj, pygit2.Tree):
-                self._collect(obj, path, out)
-            elif isinstance(obj, pygit2.Blob):
-                out[path] = obj.data
+            if entry.type_str == "tree":
+                self._walk_tree(self.pg[entry.id].peel(pygit2.Tree), path, found)
+            elif entry.type_str == "blob":
+                found[path] = str(entry.id)
 
     def changed_paths(self, old: str, new: str) -> list[str]:
         diff = self.commit(old).tree.diff_to_tree(self.commit(new).tree)
@@ -268,36 +294,41 @@ class Repo:
         )
         return PushResult(proc.returncode == 0, rejected, out.strip())
 
-    def worktree_add(self, path: Path, branch: str, base: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        run_git(["worktree", "add", "--quiet", "-B", branch, str(path), base], self.root)
-
-    def worktree_remove(self, path: Path, branch: str | None = None) -> None:
-        """Remove one worktree, even one whose folder is already gone.
-
-        Only this worktree's registration is dropped: a repository-wide `git worktree prune`
-        would also forget a person's worktrees whose folders are merely out of reach."""
-        if path.exists():
-            run_git(["worktree", "remove", "--force", "--force", str(path)], self.root, check=False)
-        admin = self.common_dir / "worktrees"
-        if admin.is_dir():
-            target = str(path.resolve() / ".git")
-            for entry in admin.iterdir():
-                gitdir = entry / "gitdir"
-                with contextlib.suppress(OSError):
-                    if gitdir.read_text().strip() == target:
-                        _remove_tree(entry)
-        if branch and self.resolve(f"refs/heads/{branch}"):
-            run_git(["branch", "-D", "--quiet", branch], self.root, check=False)
-
     def is_clean(self, cwd: Path | None = None) -> bool:
         return git_out(["status", "--porcelain", "--untracked-files=no"], cwd or self.root) == ""
 
 
-def _remove_tree(path: Path) -> None:
-    import shutil
+def _unusable(where: Path, exc: Exception) -> str:
+    """Why pygit2 cannot open a repository, in one line a person can act on."""
+    import subprocess
 
-    shutil.rmtree(path, ignore_errors=True)
+    proc = subprocess.run(
+        ["git", "rev-parse", "--show-object-format"],
+        cwd=where if where.is_dir() else where.parent,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+    if proc.stdout.decode().strip() == "sha256":
+        return (
+            f"{where}: a SHA-256 repository (extensions.objectformat = sha256); "
+            "gitpub serves SHA-1 repositories only"
+        )
+    return f"{where}: cannot open the repository: {exc}"
+
+
+def _cat_blobs(root: Path, oids: Sequence[str]) -> dict[str, bytes]:
+    proc = run_git(["cat-file", "--batch"], root, input=("\n".join(oids) + "\n").encode())
+    out, data, pos = {}, proc.stdout, 0
+    for oid in oids:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].decode().split()
+        if len(header) < 3 or header[1] != "blob":
+            raise GitCommandError(["git", "cat-file", "--batch"], 1, f"fatal: bad object {oid}")
+        size = int(header[2])
+        out[oid] = data[end + 1 : end + 1 + size]
+        pos = end + 1 + size + 1
+    return out
 
 
 def _find_checkout(start: Path) -> tuple[Path, Path] | None:
@@ -336,6 +367,8 @@ def _find_checkout(start: Path) -> tuple[Path, Path] | None:
             return None
         if re.search(r"^\s*(worktree|bare\s*=\s*true)", config, re.MULTILINE | re.IGNORECASE):
             return None
+        if re.search(r"^\s*objectformat\s*=\s*sha256", config, re.MULTILINE | re.IGNORECASE):
+            return None  # libgit2 refuses it; Repo.discover then says why in one line
         return folder, common
     return None
 

@@ -105,6 +105,11 @@ def decode_source(data: bytes, name: str, limit: int) -> str:
     return text
 
 
+NAME_MAX = 255
+"""Bytes in one path component: the limit of every common filesystem. A job commit made in
+memory could hold a longer one, and every checkout of the blog would then fail."""
+
+
 def check_target(cfg: Config, root: Path, target: str) -> str:
     """A repository-relative article path inside one of the content folders, else InputError."""
     pure = PurePosixPath(target.replace("\\", "/"))
@@ -112,6 +117,14 @@ def check_target(cfg: Config, root: Path, target: str) -> str:
         raise InputError(f"--target {target}: must be relative to the repository root")
     if ".." in pure.parts or not pure.parts:
         raise InputError(f"--target {target}: must not leave the content folders")
+    if any(part.lower() == ".git" for part in pure.parts):
+        raise InputError(f"--target {target}: a path inside .git is git's own, never an article")
+    long = next((p for p in pure.parts if len(p.encode("utf-8")) > NAME_MAX), None)
+    if long is not None:
+        raise InputError(
+            f"--target {target[:80]}…: a name of {len(long.encode('utf-8'))} bytes; "
+            f"filesystems refuse names over {NAME_MAX}"
+        )
     text = pure.as_posix()
     folder = next((c for c in cfg.publish.content if text.startswith(c.rstrip("/") + "/")), None)
     if folder is None:

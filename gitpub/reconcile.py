@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import replace
 
-from gitpub import jobs, leases, trailers
+from gitpub import jobs, leases, repair, trailers
 from gitpub.commit import ArtifactsDamaged, verified_artifacts
 from gitpub.context import Context
 from gitpub.jobs import Job
@@ -46,6 +46,14 @@ def recover_local_commit(ctx: Context, job: Job) -> Job:
             failure_code="artifacts_damaged",
         )
     return jobs.transition(ctx.store, job, State.LOCAL_COMMITTING, "recover:artifacts-intact")
+
+
+def repair_repository(ctx: Context) -> repair.Repaired:
+    """What a killed worker or a person's `git gc --prune=now` left: gitpub's half-made
+    worktrees and its refs at missing objects go (the relay makes a lost job commit again
+    from the artifacts), before anything fetches."""
+    with ctx.locks.hold("repo"):
+        return repair.repair(ctx.repo)
 
 
 _RELEASE = {"lease_owner": None, "lease_token": None, "lease_expires_at": None}

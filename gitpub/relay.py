@@ -12,16 +12,27 @@ import random
 import shutil
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from gitpub import confirm, crash, fontrebase, jobs, leases, outbox, recheck, trailers, trust
-from gitpub.commit import make_commit, target_unchanged
+from gitpub import (
+    confirm,
+    crash,
+    jobs,
+    leases,
+    objects,
+    outbox,
+    recheck,
+    repair,
+    replay,
+    trailers,
+    trust,
+)
+from gitpub.commit import point_job_refs, target_unchanged
 from gitpub.context import Context
-from gitpub.errors import GitCommandError
+from gitpub.errors import GitCommandError, git_cause
 from gitpub.gitrepo import run_git
 from gitpub.jobs import Job
-from gitpub.prepare import branch_name, discard_worktree, ensure_worktree
+from gitpub.prepare import discard_worktree
 from gitpub.states import State
 from gitpub.store import at
 from gitpub.types import Oid
@@ -57,6 +68,8 @@ def deliver(ctx: Context, job: Job) -> Job:
         # Judged outside the delivery lock: a slow judge must not hold up other deliveries.
         return _recheck(ctx, job, result.delta)
     job = _settle(ctx, job, result, probe)
+    if job.state is State.CONFLICT:
+        replay.worktree_for_person(ctx, job)
     if job.state is State.PUBLISHED:
         crash.point("after_published_before_cleanup")
         discard_worktree(ctx, job.job_id)
@@ -66,14 +79,14 @@ def deliver(ctx: Context, job: Job) -> Job:
 
 def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
     repo, pub = ctx.repo, ctx.config.publish
-    failed = _fetch(ctx)
+    failed = _fetch(ctx, job)
     if failed:
         return failed
     found = _confirmed(ctx, job)
     if found:
         # Already there: a previous push whose answer we never recorded. Never push twice.
         return Result("published", "found on remote before pushing", found)
-    worktree = _worktree_at_job_commit(ctx, job)
+    head = replay.job_commit(ctx, job)
     for race in range(ctx.config.retry.push_races):
         # A checkpoint before every push: network rounds can be slow, and a worker whose
         # lease was taken meanwhile must stop here rather than push.
@@ -91,24 +104,24 @@ def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
             delta = recheck.pending(ctx, job, tip)
             if delta is not None:
                 return Result("recheck", "new articles on the remote", delta=delta)
-        job, conflict = fontrebase.rebase_job(ctx, job, worktree, ctx.tracking_ref)
+        job, rebased, conflict = replay.rebase(ctx, job, head, tip)
         if conflict is not None:
             return Result(
                 "conflict",
                 "rebase conflict in " + ", ".join(conflict),
                 detail={"failure_code": "rebase_conflict", "paths": conflict},
             )
-        head = repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
-        assert head is not None
+        assert rebased is not None
+        head = rebased
         job = _record_local(ctx, job, head)
         crash.point("after_rebase_before_push")
-        pushed = repo.push(pub.remote, head, pub.branch, cwd=worktree)
+        pushed = repo.push(pub.remote, head, pub.branch)
         if pushed.ok:
             crash.point("after_push_before_db")
             jobs.record(ctx.store, job, "push", {"commit": head, "race": race})
         elif not pushed.rejected_non_ff:
-            return Result("retry", f"push failed: {pushed.stderr[-300:]}")
-        failed = _fetch(ctx)
+            return _push_failed(ctx, job, head, pushed.stderr)
+        failed = _fetch(ctx, job)
         if failed:
             return failed
         found = _confirmed(ctx, job)
@@ -120,14 +133,46 @@ def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
     return Result("retry", f"remote moved during {ctx.config.retry.push_races} push attempts")
 
 
-def _fetch(ctx: Context) -> Result | None:
+def _push_failed(ctx: Context, job: Job, head: Oid, stderr: str) -> Result:
+    """A push that failed for another reason than a moved remote: git's own cause in the
+    reason (not the porcelain's closing "Done"), its whole output in the event."""
+    gone = objects.missing(ctx.repo, objects.closure(ctx.repo, head, replay.paths(ctx, job)))
+    if gone:
+        # A `git gc --prune=now` took objects of the job commit: forget it, so the next
+        # attempt makes it again from the artifacts.
+        with ctx.locks.hold("repo"):
+            repair.repair(ctx.repo)
+        return Result("retry", "objects of the job commit were removed; it will be made again")
+    return Result(
+        "retry", f"push failed: {git_cause(stderr) or 'no output'}", detail={"git": stderr}
+    )
+
+
+def _fetch(ctx: Context, job: Job) -> Result | None:
     """Fetch the published branch; a retry Result when the remote cannot be reached."""
+    try:
+        repaired = fetch_repairing(ctx)
+    except GitCommandError as exc:
+        return Result("retry", f"fetch failed: {git_cause(exc.stderr)}", detail={"git": exc.stderr})
+    if repaired:
+        jobs.record(ctx.store, job, "repair", repaired.summary())
+    return None
+
+
+def fetch_repairing(ctx: Context) -> repair.Repaired | None:
+    """Fetch the published branch; when git blames the repository's own state (a half-made
+    worktree, a ref at a pruned object, a lock a killed fetch left), repair and fetch again."""
     pub = ctx.config.publish
     try:
         ctx.repo.fetch(pub.remote, pub.branch)
+        return None
     except GitCommandError as exc:
-        return Result("retry", f"fetch failed: {exc.stderr.strip()[-300:]}")
-    return None
+        if not repair.wedged(exc.stderr):
+            raise
+    with ctx.locks.hold("repo"):
+        repaired = repair.repair(ctx.repo, ctx.tracking_ref)
+    ctx.repo.fetch(pub.remote, pub.branch)
+    return repaired
 
 
 def _confirmed(ctx: Context, job: Job) -> Oid | None:
@@ -137,25 +182,9 @@ def _confirmed(ctx: Context, job: Job) -> Oid | None:
 def _record_local(ctx: Context, job: Job, head: Oid) -> Job:
     if head == job.local_commit:
         return job
-    trailers.point_job_ref(ctx.repo, job.job_id, head, "rebase")
+    with ctx.locks.hold("repo"):
+        point_job_refs(ctx, job.job_id, head, "rebase")
     return jobs.record(ctx.store, job, "rebase", {"commit": head}, local_commit=head)
-
-
-def _worktree_at_job_commit(ctx: Context, job: Job) -> Path:
-    """The job worktree, clean, on the job commit — whatever a crash left behind."""
-    start = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
-    if start is None:
-        # The commit is gone (a person deleted the branch and the job ref): the verified
-        # artifacts make the very same commit again.
-        start = make_commit(ctx, job)
-    path = ensure_worktree(ctx, job, start)
-    run_git(["rebase", "--abort"], path, check=False)  # a rebase a crash interrupted
-    head = ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
-    keep = start
-    if head is not None and trailers.carries(ctx.repo, head, job.job_id, job.artifact_sha256):
-        keep = head  # a rebase that finished before the crash: keep its work
-    run_git(["reset", "--hard", "--quiet", keep], path)
-    return path
 
 
 def _recheck(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
@@ -228,10 +257,9 @@ def _decide_delta(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
 
 def resume_recheck(ctx: Context, job: Job) -> Job:
     """A job found in RECHECK_CANDIDATES (its worker died mid-judgement): look again."""
-    pub = ctx.config.publish
     # On a fetch failure judge what we last saw; the delivery fetches again anyway.
     with ctx.locks.hold("delivery"), contextlib.suppress(GitCommandError):
-        ctx.repo.fetch(pub.remote, pub.branch)
+        fetch_repairing(ctx)
     tip = ctx.repo.resolve(ctx.tracking_ref)
     delta = recheck.pending(ctx, job, tip) if tip else None
     if delta is None:
@@ -283,7 +311,12 @@ def _settle(ctx: Context, job: Job, result: Result, probe: bool) -> Job:
         job,
         State.RETRY_WAIT,
         "retry:wait",
-        {"reason": result.reason, "attempt": attempt, "delay": round(delay, 3)},
+        {
+            "reason": result.reason,
+            "attempt": attempt,
+            "delay": round(delay, 3),
+            **({"git": result.detail["git"]} if "git" in result.detail else {}),
+        },
         attempt=attempt,
         next_retry_at=at(time.time() + delay),
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from gitpub.gitrepo import Repo, git_out
+from gitpub.gitrepo import Repo, run_git
 from gitpub.types import JobId, Oid, Sha256
 
 JOB_ID = "Blog-Job-Id"
@@ -86,7 +86,7 @@ def grep_local(repo: Repo, job_id: str, manifest: str | None = None) -> Oid | No
 
     git prints one hash per line (`--format=%H`); each candidate's trailers are then parsed
     on their own, so several matching commits can never be glued into one record."""
-    out = git_out(
+    proc = run_git(
         [
             "log",
             "--format=%H",
@@ -96,7 +96,11 @@ def grep_local(repo: Repo, job_id: str, manifest: str | None = None) -> Oid | No
             f"--glob={JOB_REF_PREFIX}*",
         ],
         repo.root,
+        check=False,
     )
+    # A ref at an object a `git gc --prune=now` removed makes git log fail: nothing found
+    # then, and the commit is made again from the artifacts.
+    out = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else ""
     for line in out.splitlines():
         oid = line.strip()
         if _HEX.match(oid) and carries(repo, oid, job_id, manifest):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 
-from gitpub import jobs, leases, prepare, reconcile, relay
+from gitpub import faults, jobs, leases, prepare, reconcile, relay
 from gitpub.commit import ArtifactsDamaged, commit_job
 from gitpub.context import Context
 from gitpub.errors import GitpubError
@@ -143,14 +143,15 @@ def run_until_idle(
                 job = advance(ctx, job_id, owner, deliver)
             except Exception as exc:
                 # One job's trouble (a git command that failed, or a bug) must not stop the
-                # others; the job keeps its state and is tried again on the next pass.
-                message = (
-                    exc.message
-                    if isinstance(exc, GitpubError)
-                    else f"internal error: {type(exc).__name__}: {exc}"
-                )
-                _note_error(ctx, job_id, message)
-                seen_unmoved.add(job_id)
+                # others. The job keeps its state and is tried again — at once when the
+                # failure is deterministic, else on the next pass — until it has failed
+                # max_attempts times; then it ends in an explicit state naming the failure.
+                fault = faults.classify(exc)
+                ended, again = _note_error(ctx, job_id, fault)
+                if ended is not None:
+                    touched[job_id] = ended
+                if not again:
+                    seen_unmoved.add(job_id)
                 continue
             if job is None or job.state in ACTIVE:
                 # Claimed elsewhere, or stuck active (e.g. recovering elsewhere): don't spin.
@@ -159,8 +160,10 @@ def run_until_idle(
                 touched[job_id] = job
 
 
-def _note_error(ctx: Context, job_id: str, message: str) -> None:
-    sys.stderr.write(sanitize(f"git blogpub: job {job_id}: {message}") + "\n")
-    job = jobs.get(ctx.store, job_id)
-    if job is not None:
-        jobs.record(ctx.store, replace(job, lease_token=None), "worker:error", {"error": message})
+def _note_error(ctx: Context, job_id: str, fault: faults.Fault) -> tuple[Job | None, bool]:
+    sys.stderr.write(sanitize(f"git blogpub: job {job_id}: {fault.message}") + "\n")
+    try:
+        return faults.note(ctx, job_id, fault)
+    except (sqlite3.Error, OSError) as exc:
+        # The store itself refuses (a full disk): the worker cannot work; say so in one line.
+        raise GitpubError(f"job database: {exc}") from None

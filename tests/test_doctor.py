@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -142,6 +144,28 @@ def _ref_without_job(blog: Blog) -> Iterator[list[str]]:
     git(blog.root, "update-ref", "-d", ref, env={"GITPUB_WRITER": "1"})
 
 
+def _half_made_worktree(blog: Blog) -> Iterator[list[str]]:
+    """What a kill inside a person's `git worktree add` leaves: HEAD of zeros, "initializing"."""
+    path = blog.root.parent / "side"
+    git(blog.root, "worktree", "add", "--quiet", "--detach", str(path), "HEAD")
+    admin = blog.root / ".git" / "worktrees" / "side"
+    (admin / "HEAD").write_text("0" * 40 + "\n")
+    (admin / "locked").write_text("initializing")
+    yield [str(path), f"rm -rf {admin}"]
+    shutil.rmtree(admin)
+    shutil.rmtree(path)
+
+
+def _job_ref_at_missing_object(blog: Blog) -> Iterator[list[str]]:
+    """What a `git gc --prune=now` racing a job commit leaves: its ref names nothing."""
+    job_id = blog.status()[0]["job_id"]
+    ref = blog.root / ".git" / "refs" / "blog-jobs" / job_id
+    kept = ref.read_text()
+    ref.write_text("1" * 40 + "\n")
+    yield [f"refs/blog-jobs/{job_id}"]
+    ref.write_text(kept)
+
+
 FAULTS: list[tuple[Callable[[Blog], Iterator[list[str]]], str, str, str]] = [
     (_hook_missing, "hooks", "post-commit is not installed", "git blogpub install"),
     (_hook_outdated, "hooks", "from another gitpub version", "git blogpub install"),
@@ -150,6 +174,8 @@ FAULTS: list[tuple[Callable[[Blog], Iterator[list[str]]], str, str, str]] = [
     (_orphan_worktree, "worktrees", "jobs the database does not know", "git blogpub gc"),
     (_stale_lease, "leases", "a process that no longer runs", "git blogpub run --until-idle"),
     (_ref_without_job, "job refs", "whose job is not in the database", "git blogpub gc"),
+    (_half_made_worktree, "wedges", "half-made worktree", "git worktree prune"),
+    (_job_ref_at_missing_object, "wedges", "job refs at missing objects", "made again"),
 ]
 
 
@@ -181,3 +207,34 @@ def test_doctor_reports_each_planted_fault_with_its_fix(healthy: Blog) -> None:
     assert f"fix: see what it is with `ps -o pid,etime,args -p {pid}`" in res.stdout
     assert res.stderr.strip() == "git blogpub: doctor: 2 problem(s) found"
     assert healthy.blogpub("doctor").returncode == 0
+
+
+def test_doctor_reports_a_job_going_round_in_circles_until_it_ends_in_review(
+    tmp_path: Path,
+) -> None:
+    """A failure that is not known to repeat (the job folder's steps/ is a file) is tried once
+    per pass; doctor names the job meanwhile; after max_attempts it ends in REVIEW."""
+    from conftest import CONFIG, make_blog
+
+    config = CONFIG.replace("max_attempts = 4", "max_attempts = 9") + "lease_seconds = 0.5\n"
+    blog = make_blog(tmp_path, config)
+    job_id = blog.submit("k", article("Circles", "The job folder is in the way."))
+    (_state(blog) / "jobs" / job_id / "steps").write_text("not a folder")
+    res = blog.blogpub("run", "--until-idle")
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert "File exists" in res.stderr
+    assert blog.job(job_id)["job"]["state"] == "PREPARING"
+    time.sleep(0.6)
+    found = [f for f in _problems(blog) if f.check == "jobs"]
+    assert len(found) == 1 and job_id in found[0].message, found
+    assert "worker errors" in found[0].message and "File exists" in found[0].message
+    assert found[0].hint and f"git blogpub show {job_id}" in found[0].hint
+    for _ in range(8):
+        blog.ok("run", "--until-idle")
+        if blog.job(job_id)["job"]["state"] != "PREPARING":
+            break
+    shown = blog.job(job_id)
+    errors = [e for e in shown["events"] if e["step"] == "worker:error"]
+    assert len(errors) == 9  # max_attempts tries, then an explicit state
+    assert shown["job"]["state"] == "REVIEW" and shown["job"]["failure_code"] == "filesystem"
+    assert [f for f in _problems(blog) if f.check == "jobs"] == []

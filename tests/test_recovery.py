@@ -150,10 +150,11 @@ def assert_exactly_once(blog: Blog, job_ids: list[str], draft_log: Path) -> None
 
 
 # Every crash point on a job's path; a point added to gitpub.crash joins the matrix by itself.
-# The two others belong to their own features' tests (test_fonts_publish, test_external_sync).
-POINTS = [
-    p for p in crash.POINTS if p not in ("during_font_regeneration", "during_external_sync_push")
-]
+# The others belong to paths a plain job never takes: fonts (the font test below and
+# test_fonts_publish; a job worktree is made only to rebuild subsets or for a person) and
+# external_sync (test_external_sync).
+ELSEWHERE = ("during_font_regeneration", "during_external_sync_push", "during_worktree_add")
+POINTS = [p for p in crash.POINTS if p not in ELSEWHERE]
 assert POINTS[0] == "after_received"  # the one point in `submit`, handled apart below
 
 
@@ -516,7 +517,7 @@ def test_locks_taken_out_of_order_raise(tmp_path: Path) -> None:
         pass
 
 
-@pytest.mark.parametrize("point", [*POINTS[1:], "during_font_regeneration"])
+@pytest.mark.parametrize("point", [*POINTS[1:], "during_font_regeneration", "during_worktree_add"])
 def test_crash_with_fonts_never_splits_article_and_subset(tmp_path: Path, point: str) -> None:
     """With a [fonts] table, a job commit carries the article and its rebuilt subset together,
     whatever instant the worker died at."""

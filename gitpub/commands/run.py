@@ -11,7 +11,7 @@ from gitpub.commands.output import say, warn
 from gitpub.context import Context, open_context
 from gitpub.errors import ConfigError, GitpubError
 from gitpub.jobs import Job
-from gitpub.reconcile import settle_interrupted_commits
+from gitpub.reconcile import repair_repository, settle_interrupted_commits
 from gitpub.states import State
 from gitpub.store import now as store_now
 
@@ -61,6 +61,8 @@ def _background_recovery(path: Path, ids: tuple[str, ...], errors: list[str]) ->
                 recover(ctx, ids)
         except GitpubError as exc:
             errors.append(exc.message)
+        except Exception as exc:  # noqa: BLE001 - a thread's error must not print a traceback
+            errors.append(f"{type(exc).__name__}: {exc}")
 
     thread = threading.Thread(target=work, name="gitpub-recovery", daemon=True)
     thread.start()
@@ -90,6 +92,7 @@ def _reread_config(ctx: Context, said: set[str]) -> None:
 
 def main(path: Path, *, until_idle: bool, interval: float) -> None:
     with open_context(path) as ctx:
+        repair_repository(ctx)
         said: set[str] = set()
         _warn_untrusted(ctx, said)
         errors: list[str] = []
@@ -125,6 +128,7 @@ def reconcile(path: Path, *, rebuild: bool = False) -> None:
     if rebuild:
         _rebuild(path)
     with open_context(path) as ctx:
+        repair_repository(ctx)
         advanced = {j.job_id: j for j in recover(ctx, interrupted(ctx))}
         advanced.update((j.job_id, j) for j in worker.run_until_idle(ctx))
         _summary(list(advanced.values()))

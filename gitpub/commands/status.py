@@ -37,9 +37,9 @@ def _age(stamp: str) -> str:
 def _reason(ctx: Context, job: Job) -> str:
     """Why a job waits or stopped: the newest event that says so."""
     for ev in reversed(jobs.events(ctx.store, job.job_id)):
-        reason = ev["detail"].get("reason")
+        reason = str(ev["detail"].get("reason") or "").strip()
         if reason:
-            return str(reason)
+            return reason.splitlines()[0]  # one row per job; `show` has the whole text
     return ""
 
 

@@ -21,6 +21,7 @@ from gitpub.doctor.repository import (
     check_state_dir,
 )
 from gitpub.doctor.state import check_leases, check_leftovers, check_locks, database
+from gitpub.doctor.wedges import check_refs, check_stuck_jobs, check_worktrees
 from gitpub.errors import NotARepository
 from gitpub.gitrepo import Repo
 
@@ -40,11 +41,14 @@ def diagnose(path: Path) -> Report:
     check_ruleset(report, cfg)
     check_hooks(report, repo, cfg)
     check_state_dir(report, repo)
+    check_worktrees(report, repo)
+    check_refs(report, repo)
     with database(report, repo) as db:
         if db is not None:
             known = {r["job_id"]: r for r in db.execute("SELECT * FROM blog_publication")}
             check_locks(report, repo, known)
             check_leases(report, known)
+            check_stuck_jobs(report, db, cfg or Config(root=repo.root), known)
         elif (repo.state_dir / "state.sqlite3").exists() or _database_problem(report):
             if cfg is not None:
                 check_trust(report, repo, cfg, 0)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitpub import crash, jobs, scan, trust
+from gitpub import crash, jobs, scan, trust, worktrees
 from gitpub.context import Context
 from gitpub.errors import InputError
 from gitpub.files import write_atomic
@@ -131,7 +131,7 @@ class Preparer:
         try:
             path = self.article_path(draft)
         except InputError as exc:
-            return Outcome(State.REVIEW, f"draft path: {exc.message}")
+            return Outcome(State.REVIEW, f"draft path: {exc.message}", "path_refused")
 
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
         articles = {p: b for p, b in existing.items() if p.endswith(cfg.publish.suffixes)}
@@ -149,7 +149,7 @@ class Preparer:
             try:
                 path = jobs.check_target(cfg, self.ctx.repo.root, verdict["target"])
             except InputError as exc:
-                return Outcome(State.REVIEW, f"judge target: {exc.message}")
+                return Outcome(State.REVIEW, f"judge target: {exc.message}", "path_refused")
         text = draft["text"]
         before = existing.get(path)
         self.job = jobs.record(
@@ -270,7 +270,16 @@ class Preparer:
     # ---------------------------------------------------------- worktree and manifest
 
     def worktree(self, base: Oid) -> Path:
-        return ensure_worktree(self.ctx, self.job, base)
+        """Where the job's files are written before they are sealed. Not a registered git
+        worktree: the commit is made in memory from the sealed artifacts. The font gate reads
+        the articles and asks git about them, so with a [fonts] table it is a checkout of
+        base in a repository of its own that borrows the blog's objects."""
+        place = self.dir / "checkout"
+        shutil.rmtree(place, ignore_errors=True)  # whatever a killed worker left
+        if self.ctx.config.fonts is None:
+            place.mkdir(parents=True)
+            return place
+        return worktrees.scratch_checkout(self.ctx.repo, base, place)
 
     def seal(self, worktree: Path, paths: list[str]) -> Outcome:
         """Copy the written files into the immutable artifact folder and write the manifest."""
@@ -278,6 +287,7 @@ class Preparer:
         artifacts = self.dir / "artifacts"
         manifest.save(worktree, entries, artifacts, self.dir / "manifest.json")
         digest = manifest.digest(entries)
+        shutil.rmtree(self.dir / "checkout", ignore_errors=True)
         self.job = jobs.record(
             self.ctx.store,
             self.job,
@@ -320,20 +330,20 @@ def branch_name(job_id: str) -> str:
 
 
 def ensure_worktree(ctx: Context, job: Job, start: str) -> Path:
-    """The job's worktree at `start`, created (or re-created) under the repo lock."""
+    """The job's worktree on its branch, made (or remade) at `start` unless a whole one is
+    there; under the repo lock."""
     path = ctx.worktree_dir(job.job_id)
+    branch = branch_name(job.job_id)
     with ctx.locks.hold("repo"):
-        head = ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
-        if path.joinpath(".git").exists() and head is not None:
+        if ctx.repo.resolve(f"refs/heads/{branch}") is not None and worktrees.ready(ctx.repo, path):
             return path
-        ctx.repo.worktree_remove(path)
-        ctx.repo.worktree_add(path, branch_name(job.job_id), start)
+        worktrees.add(ctx.repo, path, start, branch)
     return path
 
 
 def discard_worktree(ctx: Context, job_id: str) -> None:
     with ctx.locks.hold("repo"):
-        ctx.repo.worktree_remove(ctx.worktree_dir(job_id), branch_name(job_id))
+        worktrees.remove(ctx.repo, ctx.worktree_dir(job_id), branch_name(job_id))
 
 
 def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> tuple[Job, Outcome]:

@@ -1,0 +1,82 @@
+"""The job commit at delivery time: found whole (or made again), and replayed onto the
+remote tip — in memory, or in the job worktree when font subsets must be rebuilt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+
+from gitpub import fontrebase, jobs, objects, repair, trailers
+from gitpub.commit import ArtifactsDamaged, load_manifest, make_commit, point_job_refs
+from gitpub.context import Context
+from gitpub.gitrepo import run_git
+from gitpub.jobs import Job
+from gitpub.prepare import branch_name, ensure_worktree
+from gitpub.types import Oid
+
+
+def paths(ctx: Context, job: Job) -> list[str]:
+    """The files the job commit writes (its manifest's), for checking its objects are there."""
+    try:
+        return [e.path for e in load_manifest(ctx, job)]
+    except ArtifactsDamaged:
+        return [job.target_path] if job.target_path else []
+
+
+def job_commit(ctx: Context, job: Job) -> Oid:
+    """The job's commit, whole — whatever a crash or a person's `git gc --prune=now` left."""
+    repo = ctx.repo
+    found = trailers.find_local(repo, job.job_id, job.artifact_sha256)
+    if found is not None and objects.missing(repo, objects.closure(repo, found, paths(ctx, job))):
+        with ctx.locks.hold("repo"):
+            repair.repair(repo)
+        found = None
+    if found is None:
+        # The commit is gone (a person deleted the branch and the job ref, or gc pruned its
+        # objects): the verified artifacts make the very same commit again.
+        found = make_commit(ctx, job)
+        jobs.record(ctx.store, job, "commit:remade", {"commit": found})
+    return found
+
+
+def rebase(ctx: Context, job: Job, head: Oid, tip: Oid) -> tuple[Job, Oid | None, list[str] | None]:
+    """The job commit replayed onto tip: in memory, or — when the subsets must be rebuilt
+    from the merged articles, or a partial clone lacks a blob the merge must read — in the
+    job worktree with git's own rebase."""
+    if ctx.config.fonts is None:
+        try:
+            new, conflicted = objects.cherry_pick(ctx.config, ctx.repo, head, tip)
+        except (KeyError, pygit2.GitError):
+            pass  # a blob this clone does not have: git fetches it on demand
+        else:
+            if conflicted:
+                return job, None, conflicted
+            return job, new, None
+    worktree = _worktree_at(ctx, job, head)
+    job, conflict = fontrebase.rebase_job(ctx, job, worktree, ctx.tracking_ref)
+    if conflict is not None:
+        return job, None, conflict
+    return job, ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}"), None
+
+
+def worktree_for_person(ctx: Context, job: Job) -> None:
+    """A conflict is a person's to resolve: the job worktree, on the job commit, is where
+    they do it (`resolve --continue` reads the job branch)."""
+    head = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
+    if head is None:
+        return
+    with ctx.locks.hold("repo"):
+        point_job_refs(ctx, job.job_id, head, "conflict")
+    path = ensure_worktree(ctx, job, head)
+    run_git(["reset", "--hard", "--quiet", head], path)
+
+
+def _worktree_at(ctx: Context, job: Job, head: Oid) -> Path:
+    """The job worktree, clean, on the job commit — whatever a crash left behind."""
+    with ctx.locks.hold("repo"):
+        point_job_refs(ctx, job.job_id, head, "worktree")
+    path = ensure_worktree(ctx, job, head)
+    run_git(["rebase", "--abort"], path, check=False)  # a rebase a crash interrupted
+    run_git(["reset", "--hard", "--quiet", head], path)
+    return path
