@@ -12,6 +12,7 @@ import click
 
 from gitpub.errors import GitpubError
 from gitpub.sanitize import sanitize
+from gitpub.states import State  # light: an enum and a table
 
 
 class _Ctx:
@@ -81,9 +82,11 @@ def topic() -> None:
 
 @topic.command("close")
 @click.argument("session")
-@click.option("--source", required=True, metavar="FILE|-")
-@click.option("--allow", "allow", multiple=True, metavar="FINGERPRINT")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--source", required=True, metavar="FILE|-", help="The source text (- for stdin).")
+@click.option(
+    "--allow", "allow", multiple=True, metavar="FINGERPRINT", help="A finding judged harmless."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
 def topic_close(c: _Ctx, session: str, source: str, allow: tuple[str, ...], as_json: bool) -> None:
     """Close SESSION and create (or return) its job for this close revision."""
@@ -123,32 +126,72 @@ def relay(c: _Ctx, job_ids: tuple[str, ...]) -> None:
     cmd.relay(c.path, job_ids=job_ids)
 
 
+class _Since(click.ParamType):  # type: ignore[type-arg]  # generic in newer click
+    name = "WHEN"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from gitpub.timespec import parse_since
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_since(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 @cli.command()
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--state", default=None, help="Only jobs in this state.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--state",
+    type=click.Choice([s.value for s in State], case_sensitive=False),
+    default=None,
+    help="Only jobs in this state.",
+)
+@click.option("--all", "everything", is_flag=True, help="List every job, finished ones too.")
+@click.option(
+    "--since",
+    type=_Since(),
+    default=None,
+    help="Only jobs changed since WHEN (2h, 3d, 2026-11-30).",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="At most N jobs, the newest."
+)
 @pass_ctx
-def status(c: _Ctx, as_json: bool, state: str | None) -> None:
-    """Jobs, grouped by what they need."""
+def status(
+    c: _Ctx,
+    as_json: bool,
+    state: str | None,
+    everything: bool,
+    since: float | None,
+    limit: int | None,
+) -> None:
+    """What needs a person, what is in flight, and a summary of the finished jobs."""
     from gitpub.commands import status as cmd
 
-    cmd.main(c.path, as_json=as_json, state=state)
+    cmd.main(c.path, as_json=as_json, state=state, since=since, limit=limit, everything=everything)
 
 
 @cli.command()
-@click.argument("job_id", metavar="JOB")
-@click.option("--json", "as_json", is_flag=True)
+@click.argument("job_id", metavar="JOB", required=False)
+@click.option("--key", default=None, help="Find the job by its idempotency key instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
-def show(c: _Ctx, job_id: str, as_json: bool) -> None:
+def show(c: _Ctx, job_id: str | None, key: str | None, as_json: bool) -> None:
     """One job and its full event history."""
     from gitpub.commands import status as cmd
 
-    cmd.show(c.path, job_id=job_id, as_json=as_json)
+    if (job_id is None) == (key is None):
+        raise click.UsageError("give either JOB or --key KEY")
+    cmd.show(c.path, job_id=job_id, key=key, as_json=as_json)
 
 
 @cli.command()
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 def demo(directory: Path | None) -> None:
-    """Scratch blog + bare remote in DIRECTORY; publish a sample article end to end."""
+    """Scratch blog, remote and second writer in DIRECTORY: four jobs, three published, one
+    stopped in CONFLICT by a person's edit."""
     from gitpub.commands import demo as cmd
 
     cmd.main(directory)
@@ -270,7 +313,7 @@ def uninstall(c: _Ctx) -> None:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_ctx
 def doctor(c: _Ctx, as_json: bool) -> None:
     """Check the repository, config, hooks, store, locks and worktrees."""
@@ -289,14 +332,29 @@ def gc(c: _Ctx) -> None:
 
 
 @cli.command("dry-run")
-@click.option("--source", required=True, metavar="FILE|-")
-@click.option("--target", default=None, metavar="PATH")
+@click.option("--source", required=True, metavar="FILE|-", help="The source text (- for stdin).")
+@click.option(
+    "--target", default=None, metavar="PATH", help="Article path inside a content folder."
+)
 @pass_ctx
 def dry_run(c: _Ctx, source: str, target: str | None) -> None:
     """Prepare in a throwaway worktree; print target, manifest and diff; persist nothing."""
     from gitpub.commands import dryrun as cmd
 
     cmd.main(c.path, source=source, target=target)
+
+
+def _show_usage_error(exc: click.UsageError) -> None:
+    """click's message, with a hint that works under git: `git blogpub --help` opens the
+    manual page (git turns it into `git help blogpub`), `-h` prints the short help."""
+    if exc.ctx is None:
+        exc.show()
+        return
+    path = exc.ctx.command_path
+    hint = f"Try '{path} -h' for help"
+    hint += " or 'git blogpub --help' for the manual." if path == "git blogpub" else "."
+    click.echo(f"{exc.ctx.get_usage()}\n{hint}\n", err=True)
+    click.echo(f"Error: {exc.format_message()}", err=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -306,6 +364,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("git blogpub: aborted", err=True)
         sys.exit(1)
+    except click.UsageError as exc:
+        _show_usage_error(exc)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

@@ -129,7 +129,9 @@ def deliver(ctx: Context) -> Report:
     the checkout lock inside it. Failed attempts wait with backoff in the outbox, not in a sleep."""
     report = Report()
     rebased = None
-    if outbox.due_external(ctx.store):
+    # An open conflict is looked at too: the person may have merged and pushed it by hand,
+    # or dropped it, and then no new event would ever come to settle it.
+    if outbox.due_external(ctx.store) or outbox.external_events(ctx.store, outbox.CONFLICT):
         with ctx.locks.hold("delivery"):
             rebased = _deliver_locked(ctx, report)
     report.branch = gx.catch_up(ctx, rebased)
@@ -170,7 +172,7 @@ def _deliver_locked(ctx: Context, report: Report) -> tuple[Oid, Oid] | None:
         else:
             later.append(event)
     _defer(ctx, [e for e in later if e.next_attempt_at <= now()], report, "")
-    _settle_merged_conflicts(ctx, tip)
+    _settle_merged_conflicts(ctx, tip, local)
     if not waiting:
         return None
     assert local is not None  # an event waits only on commits of the local branch
@@ -206,15 +208,28 @@ def _deliver_locked(ctx: Context, report: Report) -> tuple[Oid, Oid] | None:
             unconfirmed.append(event)
     _defer(ctx, unconfirmed, report, "pushed, but not found on the remote branch")
     if tip is not None:
-        _settle_merged_conflicts(ctx, tip)
+        _settle_merged_conflicts(ctx, tip, repo.resolve(gx.local_ref(ctx)))
     return (local, pushed.commit) if landed else None
 
 
-def _settle_merged_conflicts(ctx: Context, tip: str) -> None:
-    """A conflict a person has merged by hand since, then pushed or let a later event push."""
+def _settle_merged_conflicts(ctx: Context, tip: str, local: str | None) -> None:
+    """A conflict a person has merged by hand since, then pushed or let a later event push
+    (delivered), or has dropped from the branch (superseded): either way no longer open."""
     for event in outbox.external_events(ctx.store, outbox.CONFLICT):
         if _on_remote(ctx, event, tip):
             outbox.settle_external(ctx.store, event.event_id, outbox.DELIVERED)
+        elif local is not None and not _on_local(ctx, event, local, tip):
+            outbox.settle_external(ctx.store, event.event_id, outbox.SUPERSEDED)
+
+
+def _on_local(ctx: Context, event: ExternalEvent, local: str, tip: str) -> bool:
+    """The event's change is still on the local branch, waiting for a person's merge."""
+    kind, head = event.payload.get("type"), str(event.payload.get("head") or "")
+    if kind == "worktree":
+        return gx.find_sync_commit(ctx, local, event.event_id, tip) is not None
+    if kind == "commits":
+        return bool(ctx.repo.resolve(head)) and gx.contains_patches(ctx, local, head)
+    return True  # written by a newer gitpub: not ours to judge
 
 
 def _commit_worktree(ctx: Context) -> None:

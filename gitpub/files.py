@@ -6,6 +6,31 @@ import contextlib
 import os
 from pathlib import Path
 
+_umask: int | None = None
+
+
+def umask() -> int:
+    """The process umask, read without changing it where Linux shows it (setting it to read
+    it back would race with threads creating files at that instant)."""
+    global _umask
+    if _umask is None:
+        try:
+            for line in Path("/proc/self/status").read_text().splitlines():
+                if line.startswith("Umask:"):
+                    _umask = int(line.split()[1], 8)
+        except (OSError, ValueError):
+            pass
+        if _umask is None:
+            _umask = os.umask(0o022)
+            os.umask(_umask)
+    return _umask
+
+
+def public_mode() -> int:
+    """The mode a file written into a checkout gets, as git's own checkout would give it
+    (0644 under the usual umask): the temp file's private 0600 must not leak into it."""
+    return 0o666 & ~umask()
+
 
 def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write `data` to a temp file beside `path` (`.<name>.<random>.tmp`), fsync it, then

@@ -171,13 +171,38 @@ class LiveRebase:
     stale: dict[str, str]  # subsets still short of the articles after the rebase
 
 
+def _git_path(root: Path, name: str) -> Path:
+    return root / run_git(["rev-parse", "--git-path", name], root).stdout.decode().strip()
+
+
+def _onto(root: Path) -> str | None:
+    """The commit an in-progress rebase replays onto."""
+    for name in ("rebase-merge/onto", "rebase-apply/onto"):
+        file = _git_path(root, name)
+        if file.is_file():
+            return file.read_text().strip()
+    return None
+
+
+def _rebuild_staged(cfg: Config, root: Path, progress: fonts.Progress | None) -> bool:
+    """Rebuild the subsets from the articles as they stand at this step of the rebase and
+    stage them; True when that changed what the step commits."""
+    fonts.regenerate(cfg, root, progress=progress)
+    present = [o for o in cfg.font_outputs if (root / o).is_file()]
+    if present:
+        run_git(["add", "--", *present], root, env=_PERSON)
+    return bool(present)
+
+
 def rebase_live(
     ctx: Context, upstream: str | None, progress: fonts.Progress | None = None
 ) -> LiveRebase:
     """`git blogpub rebase [UPSTREAM]`: a person's rebase of the live checkout in which every
     step whose only conflicts are subsets is resolved by rebuilding them from that step's
     merged articles. A real conflict stops the rebase as git would, for the person to resolve;
-    running this again afterwards continues it."""
+    running this again afterwards continues it, and the subsets of the step the person
+    resolved are rebuilt from the resolved articles. A rebase whose articles changed the
+    character set without any conflict gets its last replayed commit's subsets rebuilt."""
     cfg, root = ctx.config, ctx.repo.root
     regenerated = 0
     with ctx.locks.hold("checkout"):
@@ -196,6 +221,7 @@ def rebase_live(
             if proc.returncode != 0 and not _in_progress(root):
                 stderr = proc.stderr.decode("utf-8", "replace")
                 raise GitCommandError(["git", "rebase", upstream], proc.returncode, stderr)
+        onto = _onto(root) or (ctx.repo.resolve(upstream) if upstream else None)
         while _in_progress(root):
             unmerged = unmerged_paths(root)
             real = [p for p in unmerged if p not in cfg.font_outputs]
@@ -206,9 +232,10 @@ def rebase_live(
                     "continue (or `git rebase --abort`)"
                 )
             step = "--continue"
-            if unmerged:
-                fonts.regenerate(cfg, root, progress=progress)
-                run_git(["add", "--", *unmerged], root, env=_PERSON)
+            # A step stops on a subset conflict, or on an article a person has just resolved:
+            # either way its subsets are rebuilt from the articles as they now stand.
+            if cfg.fonts is not None and (unmerged or fonts.stale(cfg, root)):
+                _rebuild_staged(cfg, root, progress)
                 regenerated += 1
                 staged = run_git(["diff", "--cached", "--quiet", "HEAD"], root, check=False)
                 if staged.returncode == 0:
@@ -217,5 +244,17 @@ def rebase_live(
             if proc.returncode != 0 and not unmerged_paths(root):
                 stderr = proc.stderr.decode("utf-8", "replace")
                 raise GitCommandError(["git", "rebase", step], proc.returncode, stderr)
+        if cfg.fonts is not None and onto and fonts.stale(cfg, root) and _replayed(root, onto):
+            # Replayed cleanly, yet the merged articles need characters no side's subset
+            # has: the last replayed commit (rewritten by this rebase anyway) gets them.
+            _rebuild_staged(cfg, root, progress)
+            run_git(["commit", "--amend", "--no-edit", "--quiet"], root, env=_PERSON)
+            regenerated += 1
         left = fonts.stale(cfg, root) if cfg.fonts is not None else {}
     return LiveRebase(regenerated, left)
+
+
+def _replayed(root: Path, onto: str) -> bool:
+    """True when HEAD holds commits replayed on top of `onto` (never amend upstream's)."""
+    count = run_git(["rev-list", "--count", f"{onto}..HEAD"], root).stdout.decode().strip()
+    return count not in ("", "0")

@@ -110,36 +110,39 @@ NAME_MAX = 255
 memory could hold a longer one, and every checkout of the blog would then fail."""
 
 
-def check_target(cfg: Config, root: Path, target: str) -> str:
-    """A repository-relative article path inside one of the content folders, else InputError."""
+def check_target(cfg: Config, root: Path, target: str, origin: str = "--target") -> str:
+    """A repository-relative article path inside one of the content folders, else InputError.
+
+    `origin` names where the path came from (`--target`, the draft's path, the judge's
+    target): a reason names only what someone actually gave."""
     pure = PurePosixPath(target.replace("\\", "/"))
     if pure.is_absolute() or target.startswith("~"):
-        raise InputError(f"--target {target}: must be relative to the repository root")
+        raise InputError(f"{origin} {target}: must be relative to the repository root")
     if ".." in pure.parts or not pure.parts:
-        raise InputError(f"--target {target}: must not leave the content folders")
+        raise InputError(f"{origin} {target}: must not leave the content folders")
     if any(part.lower() == ".git" for part in pure.parts):
-        raise InputError(f"--target {target}: a path inside .git is git's own, never an article")
+        raise InputError(f"{origin} {target}: a path inside .git is git's own, never an article")
     long = next((p for p in pure.parts if len(p.encode("utf-8")) > NAME_MAX), None)
     if long is not None:
         raise InputError(
-            f"--target {target[:80]}…: a name of {len(long.encode('utf-8'))} bytes; "
+            f"{origin} {target[:80]}…: a name of {len(long.encode('utf-8'))} bytes; "
             f"filesystems refuse names over {NAME_MAX}"
         )
     text = pure.as_posix()
     folder = next((c for c in cfg.publish.content if text.startswith(c.rstrip("/") + "/")), None)
     if folder is None:
         raise InputError(
-            f"--target {target}: not inside a content folder ({', '.join(cfg.publish.content)})"
+            f"{origin} {target}: not inside a content folder ({', '.join(cfg.publish.content)})"
         )
     if pure.suffix not in cfg.publish.suffixes:
-        raise InputError(f"--target {target}: must end in one of {', '.join(cfg.publish.suffixes)}")
+        raise InputError(f"{origin} {target}: must end in one of {', '.join(cfg.publish.suffixes)}")
     # A symlinked folder on the way could point anywhere; the resolved path must stay put.
     real_root = root.resolve()
     real_folder = (real_root / folder).resolve()
     real_target = (real_root / text).resolve()
     if not real_target.is_relative_to(real_folder) or not real_folder.is_relative_to(real_root):
         raise InputError(
-            f"--target {target}: resolves outside the content folder through a symlink"
+            f"{origin} {target}: resolves outside the content folder through a symlink"
         )
     return text
 
@@ -159,11 +162,13 @@ def require(store: Store, job_id: str) -> Job:
     job = get(store, job_id)
     if job:
         return job
+    if len(job_id) < 4:
+        raise InputError(f"job {job_id}: ids need 4+ characters")
     rows = store.conn.execute(
         "SELECT * FROM blog_publication WHERE job_id LIKE ? ESCAPE '\\' LIMIT 2",
         (job_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
     ).fetchall()
-    if len(rows) == 1 and len(job_id) >= 4:
+    if len(rows) == 1:
         return Job.from_row(rows[0])
     if len(rows) > 1:
         raise InputError(f"job {job_id}: ambiguous id prefix")
@@ -290,6 +295,11 @@ def append_event(
             now(),
         ),
     )
+
+
+def note(conn: sqlite3.Connection, job_id: str, step: str, detail: Mapping[str, Any]) -> None:
+    """An event without a state change, inside the caller's transaction."""
+    append_event(conn, job_id, None, None, step, detail)
 
 
 def check_allow(allow: Iterable[str]) -> tuple[str, ...]:

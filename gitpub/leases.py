@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import uuid
 from collections.abc import Sequence
 
-from gitpub.jobs import Job, LeaseLost, get
+from gitpub.jobs import Job, LeaseLost, get, note
 from gitpub.sanitize import sanitize
 from gitpub.store import Store, at, now, parse_time
 
@@ -39,6 +40,27 @@ def lease_holder_dead(owner: str | None) -> bool:
     return False
 
 
+def _note_takeover(conn: sqlite3.Connection, job_id: str, owner: str | None, dead: bool) -> None:
+    """A claim that took a lease someone still held is a takeover after a crash (or a worker
+    that stalled past its lease): the history says whose, why, and where the job resumes."""
+    row = conn.execute("SELECT state FROM blog_publication WHERE job_id = ?", (job_id,)).fetchone()
+    last = conn.execute(
+        "SELECT step FROM blog_publication_event WHERE job_id = ? ORDER BY seq DESC LIMIT 1",
+        (job_id,),
+    ).fetchone()
+    note(
+        conn,
+        job_id,
+        "lease:takeover",
+        {
+            "previous_owner": owner or "unknown",
+            "why": "its process is gone" if dead else "its lease expired",
+            "state": row["state"] if row else None,
+            "resumes_after": last["step"] if last else None,
+        },
+    )
+
+
 def claim(store: Store, job_id: str, owner: str, seconds: float) -> Job | None:
     """Take the job's lease in one atomic UPDATE; None when someone else holds it.
 
@@ -48,12 +70,17 @@ def claim(store: Store, job_id: str, owner: str, seconds: float) -> Job | None:
     current = get(store, job_id)
     dead_token = current.lease_token if current and lease_holder_dead(current.lease_owner) else None
     with store.transaction() as conn:
+        before = conn.execute(
+            "SELECT lease_owner, lease_token FROM blog_publication WHERE job_id = ?", (job_id,)
+        ).fetchone()
         got = conn.execute(
             "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
             " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?"
             " OR lease_token = ?)",
             (sanitize(owner), token, at(parse_time(stamp) + seconds), job_id, stamp, dead_token),
         ).rowcount
+        if got == 1 and before["lease_token"] is not None:
+            _note_takeover(conn, job_id, before["lease_owner"], dead_token is not None)
     if got != 1:
         return None
     return get(store, job_id)
@@ -79,6 +106,8 @@ def claim_many(store: Store, job_ids: Sequence[str], owner: str, seconds: float)
             ).rowcount
             if got == 1:
                 tokens[job_id] = token
+                if row and row["lease_token"] is not None:
+                    _note_takeover(conn, job_id, row["lease_owner"], dead is not None)
     held = [get(store, job_id) for job_id in tokens]
     return [j for j in held if j is not None and j.lease_token == tokens[j.job_id]]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Sequence
 
 from gitpub import confirm, jobs, outbox, trailers
@@ -49,6 +50,20 @@ def _forget_commit(ctx: Context, job: Job, why: str) -> None:
     jobs.resolution_path(ctx, job.job_id).unlink(missing_ok=True)
 
 
+def _forget_failed_steps(ctx: Context, job_id: str) -> None:
+    """A fresh attempt runs every step but a finished draft again, with today's
+    configuration: drop the spooled runs (a failed judge's exit status and output would
+    otherwise be adopted as its answer) and every stored answer but the draft's."""
+    folder = ctx.job_dir(job_id) / "steps"
+    if not folder.is_dir():
+        return
+    for entry in folder.iterdir():
+        if entry.is_dir() and entry.name.endswith(".run"):
+            shutil.rmtree(entry, ignore_errors=True)
+        elif entry.name != "draft.json":
+            entry.unlink(missing_ok=True)
+
+
 def _already_delivered(ctx: Context, job: Job) -> str | None:
     """A FAILED job may have reached the remote after all (its push went through, every
     answer was lost). Starting it over could then publish it twice: look first."""
@@ -71,6 +86,7 @@ def retry(ctx: Context, job_id: str) -> Job:
             "`git blogpub run` will record it as PUBLISHED at its next delivery probe"
         )
     _forget_commit(ctx, job, "retry")
+    _forget_failed_steps(ctx, job.job_id)
     return jobs.transition(
         ctx.store,
         job,
@@ -130,6 +146,7 @@ def resume(ctx: Context, job_id: str, allow: Sequence[str] = ()) -> Job:
     allowed = jobs.allowed(ctx, job.job_id) | frozenset(allow)
     target = job.target_path
     _forget_commit(ctx, job, "continue")
+    _forget_failed_steps(ctx, job.job_id)
     clean = sanitize(text, allowed)  # what is not allowed is still never persisted
     write_atomic(jobs.resolution_path(ctx, job.job_id), clean.encode("utf-8"))
     return jobs.transition(

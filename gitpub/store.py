@@ -16,9 +16,9 @@ from gitpub.errors import GitpubError
 
 
 def _hash_keys(conn: sqlite3.Connection) -> None:
-    """Version 2: idempotency keys become the SHA-256 of the raw key.
+    """Version 3: idempotency keys become the SHA-256 of the raw key.
 
-    Version 1 stored keys sanitized, so two secret-looking keys could collide. Those rows'
+    Versions 1 and 2 stored keys sanitized, so two secret-looking keys could collide. Those rows'
     raw keys are unknown: each keeps its sanitized key for display, hashed as its key, and is
     marked legacy — a lookup of a raw key whose sanitized form differs from it falls back to
     legacy rows by display, so a client resubmitting an old key still finds its job.
@@ -101,7 +101,15 @@ _MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
         is_open INTEGER NOT NULL DEFAULT 1
     );
     """,
-    # version 2
+    # version 2: `status` reads the newest finished jobs per state and jobs changed since a
+    # moment through these, so its time does not grow with years of finished jobs. Additive
+    # and idempotent: it only adds indexes.
+    """
+    CREATE INDEX IF NOT EXISTS blog_publication_state_updated
+        ON blog_publication (state, updated_at);
+    CREATE INDEX IF NOT EXISTS blog_publication_updated ON blog_publication (updated_at);
+    """,
+    # version 3
     _hash_keys,
 )
 

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from gitpub.context import Context
-from gitpub.errors import GitpubError
+from gitpub.errors import GitpubError, InputError
 from gitpub.jobs import Job, by_key, create, same_request
 from gitpub.sanitize import sanitize
 from gitpub.store import Store
@@ -61,12 +61,17 @@ def topic_close(
 
 
 def topic_reopen(store: Store, session: str) -> None:
+    """Reopen a closed session; a session never closed is a mistake (a typo, most often),
+    not something to create silently."""
     session = sanitize(session)
     with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
-            " VALUES (?, 0, 1) ON CONFLICT (session_id) DO UPDATE SET is_open = 1",
-            (session,),
+        moved = conn.execute(
+            "UPDATE topic_publication_cursor SET is_open = 1 WHERE session_id = ?", (session,)
+        ).rowcount
+    if moved != 1:
+        raise InputError(
+            f"topic {session}: no such session (never closed); `git blogpub topic close "
+            f"{session} --source FILE` starts it"
         )
 
 

@@ -239,7 +239,7 @@ def test_unknown_job(blog: Blog) -> None:
 
 def test_reading_commands_create_no_state(blog: Blog) -> None:
     state = blog.root / ".git" / "blogpub"
-    assert blog.ok("status", "--json").json() == {"jobs": []}
+    assert blog.ok("status", "--json").json() == {"jobs": [], "finished": {}, "unlisted": 0}
     assert blog.ok("status").stdout.strip() == "no jobs"
     assert blog.blogpub("show", "abcd1234").returncode == 1
     assert not state.exists()

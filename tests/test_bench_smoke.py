@@ -40,6 +40,14 @@ def test_e2e_benchmark_publishes_with_one_push_per_job(tmp_path: Path) -> None:
     assert all(row.split()[-1] == "1.00" for row in rows)  # pushes per job, counted by the hook
 
 
+def test_status_benchmark_runs_and_lists_a_screenful(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_status.py", "--quick", "--finished", "50")
+    rows = {line.split("  ")[0]: line.split() for line in out.splitlines()[2:]}
+    assert set(rows) == {"status", "status --json", "status --all", "queries only"}
+    assert rows["status"][-2] == "16"  # 2 open jobs + the newest 10 finished, headings, tail
+    assert rows["status --all"][-2] == "55"
+
+
 def test_scan_benchmark_reports_recall_false_positives_and_speed(tmp_path: Path) -> None:
     out = _run(tmp_path, "bench_scan.py", "--quick", "--gitpub-only")
     row = next(line for line in out.splitlines() if line.startswith("gitpub"))

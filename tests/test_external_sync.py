@@ -163,6 +163,38 @@ def test_a_conflicting_hand_edit_waits_for_a_person(blog: Blog) -> None:
     assert [s for _, s, _ in outbox_rows(blog)] == ["delivered", "delivered"]
 
 
+def _conflicting_hand_edit(blog: Blog) -> None:
+    other = blog.clone("other")
+    (other.root / HELLO).write_text(article("Hello", "Rewritten on another machine."))
+    other.git("commit", "-q", "-am", "rewrite")
+    other.git("push", "-q", "origin", "main")
+    (blog.root / HELLO).write_text(article("Hello", "Rewritten here, differently."))
+    blog.ok("sweep")
+    assert "1 in conflict" in blog.ok("status").stdout
+
+
+def test_a_conflict_the_person_pushed_by_hand_is_no_longer_counted(blog: Blog) -> None:
+    _conflicting_hand_edit(blog)
+    # The person merges and pushes with plain git: no new event is registered for gitpub.
+    blog.git("pull", "--rebase", "-q", check=False)
+    (blog.root / HELLO).write_text(article("Hello", "Rewritten here, differently, merged."))
+    blog.git("add", HELLO)
+    git(blog.root, "rebase", "--continue", env={"GIT_EDITOR": "true"})
+    blog.git("push", "-q", "origin", "main")
+    blog.ok("run", "--until-idle")
+    assert [s for _, s, _ in outbox_rows(blog)] == ["delivered"]
+    assert "hand edits" not in blog.ok("status").stdout
+
+
+def test_a_conflict_the_person_dropped_is_no_longer_counted(blog: Blog) -> None:
+    _conflicting_hand_edit(blog)
+    blog.git("fetch", "-q", "origin")
+    blog.git("reset", "-q", "--hard", "origin/main")  # the person keeps the other side
+    blog.ok("run", "--until-idle")
+    assert [s for _, s, _ in outbox_rows(blog)] == ["superseded"]
+    assert "hand edits" not in blog.ok("status").stdout
+
+
 def test_edits_on_another_branch_are_not_published(blog: Blog) -> None:
     blog.git("switch", "-q", "-c", "drafts")
     fix_typo(blog)

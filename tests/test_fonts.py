@@ -223,7 +223,10 @@ def test_doctor_names_the_font_engine_and_the_gate_falls_back_without_harfbuzz(
 
     def engine_finding(env: dict[str, str] | None = None) -> dict[str, str]:
         report = blog.blogpub("doctor", "--json", env=env).json()
-        found = [f for f in report["findings"] if f["check"] == "fonts"]
+        # The font engine's finding; the font file's own (source, face, outputs) sits beside it.
+        found = [
+            f for f in report["findings"] if f["check"] == "fonts" and "font engine" in f["message"]
+        ]
         assert len(found) == 1, report["findings"]
         return dict(found[0])
 

@@ -185,6 +185,56 @@ def test_rebase_leaves_a_real_article_conflict_to_the_person(tmp_path: Path) -> 
     blog.ok("fonts", "--check")
 
 
+def test_rebase_after_a_resolved_article_conflict_rebuilds_the_subset_for_the_union(
+    tmp_path: Path,
+) -> None:
+    # Only the article conflicts (this side never rebuilt its subset): after the person
+    # resolves it and continues, the replayed commit must carry a subset for the union.
+    blog = tiny_blog(tmp_path)
+    other = blog.clone("other")
+    hello = "content/posts/hello.mdx"
+    (other.root / hello).write_text(article("你好", "他们改了这一行：科学。"), encoding="utf-8")
+    other.ok("fonts")
+    other.git("commit", "--quiet", "-am", "their edit")
+    other.git("push", "--quiet", "origin", "main")
+    (blog.root / hello).write_text(article("你好", "我们改了这一行：国法。"), encoding="utf-8")
+    blog.git("commit", "--quiet", "-am", "my edit")
+
+    res = blog.blogpub("rebase")
+    assert res.returncode == 1 and hello in res.stderr
+    (blog.root / hello).write_text(article("你好", "两边都改了：科学，国法。"), encoding="utf-8")
+    blog.git("add", hello)
+    res = blog.ok("rebase")
+    assert "fonts rebuilt in 1" in res.stdout
+    assert blog.git("status", "--porcelain") == ""
+    assert blog.git("rev-parse", "HEAD~1") == blog.git("rev-parse", "origin/main")
+    files = set(blog.git("diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD").split())
+    assert files == {hello, WOFF2}
+    font = cmap(
+        subprocess.run(
+            ["git", "show", f"HEAD:{WOFF2}"], cwd=blog.root, capture_output=True, check=True
+        ).stdout
+    )
+    assert chars("两边都改了科学国法") <= font
+    blog.ok("fonts", "--check")
+
+
+def test_a_clean_rebase_that_adds_characters_rebuilds_the_subset(tmp_path: Path) -> None:
+    blog = tiny_blog(tmp_path)
+    other = blog.clone("other")
+    commit_article(other, "theirs.mdx", "他们", "科学技术发动。", fonts_too=True)
+    other.git("push", "--quiet", "origin", "main")
+    commit_article(blog, "mine.mdx", "我的", "我们学习中国法。", fonts_too=False)
+
+    blog.ok("rebase")
+    assert blog.git("rev-parse", "HEAD~1") == blog.git("rev-parse", "origin/main")
+    assert blog.git("status", "--porcelain") == ""
+    files = set(blog.git("diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD").split())
+    assert files == {"content/posts/mine.mdx", WOFF2}
+    assert chars("科学技术发动我们学习中国法") <= cmap((blog.root / WOFF2).read_bytes())
+    blog.ok("fonts", "--check")
+
+
 def test_a_job_landing_on_articles_pushed_without_subsets_brings_them_up_to_date(
     tmp_path: Path,
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import CONFIG, article, make_blog, until_due
 from test_recovery import DRAFT, drafts
 
@@ -75,3 +76,62 @@ def test_retry_of_a_failed_job_that_did_arrive_is_refused(tmp_path: Path) -> Non
     res = blog.blogpub("retry", job_id)
     assert res.returncode == 1 and "already on the remote" in res.stderr
     assert blog.commits_with_job(job_id) == 1
+
+
+BAD_JUDGES = {
+    "exit 3": "import sys\nsys.stderr.write('model quota exhausted\\n')\nsys.exit(3)\n",
+    "not JSON": "print('I think this one is new')\n",
+    "wrong type": "import json\nprint(json.dumps({'decision': 7}))\n",
+}
+JUDGE_LOG = """\
+import json, os, sys
+req = json.load(sys.stdin)
+with open(os.environ["JUDGE_LOG"], "a") as fh:
+    fh.write(os.path.basename(__file__) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("fault", sorted(BAD_JUDGES))
+def test_retry_runs_a_failed_judge_again_with_the_fixed_config(tmp_path: Path, fault: str) -> None:
+    (tmp_path / "draft.py").write_text(DRAFT)
+    (tmp_path / "bad_judge.py").write_text(JUDGE_LOG + BAD_JUDGES[fault])
+    good = "print(json.dumps({'decision': 'NEW'}))\n"
+    (tmp_path / "good_judge.py").write_text(JUDGE_LOG + good)
+    py = sys.executable
+    steps = f'\n[steps]\ndraft = ["{py}", "{tmp_path / "draft.py"}"]\njudge = ["{py}", "%s"]\n'
+    blog = make_blog(tmp_path, CONFIG + steps % (tmp_path / "bad_judge.py"))
+    blog.trust()
+    log = tmp_path / "judge.log"
+    env = {"DRAFT_LOG": str(tmp_path / "draft.log"), "JUDGE_LOG": str(log)}
+    job_id = blog.submit("k", article("Judged", "A judge that fails first, then works."))
+    blog.ok("run", "--until-idle", env=env)
+    assert blog.job(job_id)["job"]["state"] == "REVIEW"
+    assert log.read_text().split() == ["bad_judge.py"]
+
+    # The operator fixes steps.judge and retries: the judge is asked again, not the spool.
+    (blog.root / ".blogpub.toml").write_text(CONFIG + steps % (tmp_path / "good_judge.py"))
+    blog.trust()  # a changed command is allowed again by the operator who changed it
+    blog.ok("retry", job_id)
+    blog.ok("run", "--until-idle", env=env)
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "PUBLISHED", shown["events"][-1]
+    assert log.read_text().split() == ["bad_judge.py", "good_judge.py"]
+    assert drafts(tmp_path / "draft.log") == {job_id: 1}  # the draft stays paid for
+    assert blog.commits_with_job(job_id) == 1
+
+
+def test_retry_runs_a_failed_draft_again(tmp_path: Path) -> None:
+    draft = tmp_path / "draft.py"
+    draft.write_text(DRAFT.replace("print(json.dumps", "sys.exit(5)\nprint(json.dumps"))
+    py = sys.executable
+    blog = make_blog(tmp_path, CONFIG + f'\n[steps]\ndraft = ["{py}", "{draft}"]\n')
+    blog.trust()
+    env = {"DRAFT_LOG": str(tmp_path / "draft.log")}
+    job_id = blog.submit("k", article("Drafted", "A draft that fails first."))
+    blog.ok("run", "--until-idle", env=env)
+    assert blog.job(job_id)["job"]["state"] == "REVIEW"
+    draft.write_text(DRAFT)
+    blog.ok("retry", job_id)
+    blog.ok("run", "--until-idle", env=env)
+    assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
+    assert drafts(tmp_path / "draft.log") == {job_id: 2}

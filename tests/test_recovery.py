@@ -447,7 +447,11 @@ def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> N
         with pytest.raises(LeaseLost):
             leases.renew(ctx.store, mine, 60)
         assert jobs.require(ctx.store, job_id).state is State.RECEIVED
-        assert [e["step"] for e in jobs.events(ctx.store, job_id)] == ["submit"]
+        # The old worker wrote nothing; the history holds only the takeover, by worker-b.
+        history = jobs.events(ctx.store, job_id)
+        assert [e["step"] for e in history] == ["submit", "lease:takeover"]
+        assert history[1]["detail"]["previous_owner"] == "worker-a"
+        assert history[1]["detail"]["why"] == "its lease expired"
 
 
 STEAL = """\

@@ -1,7 +1,7 @@
 """`git blogpub demo [DIR]`: a scratch Chinese blog, its bare remote and a second clone, and
-four publications that show what gitpub is for: a plain publish, a race whose only conflict is
-the font subset (regenerated, published), and an update of an article a person edited
-meanwhile (CONFLICT, nothing overwritten)."""
+four jobs that show what gitpub is for: three published (a plain publish, a second writer's
+article, a race whose only conflict is the font subset — regenerated), and an update of an
+article a person edited meanwhile, which stops in CONFLICT with nothing overwritten."""
 
 from __future__ import annotations
 

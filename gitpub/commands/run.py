@@ -9,7 +9,7 @@ from pathlib import Path
 from gitpub import config, external, jobs, trust, worker
 from gitpub.commands.output import say, warn
 from gitpub.context import Context, open_context
-from gitpub.errors import ConfigError, GitpubError
+from gitpub.errors import ConfigError, GitpubError, InputError
 from gitpub.jobs import Job
 from gitpub.reconcile import repair_repository, settle_interrupted_commits
 from gitpub.states import State
@@ -113,15 +113,41 @@ def main(path: Path, *, until_idle: bool, interval: float) -> None:
             _warn_untrusted(ctx, said)
 
 
+def _waits_for_a_person(job: Job) -> str | None:
+    """What a person does next with a job relay cannot move, or None when relay can."""
+    short = job.job_id[:8]
+    if job.state is State.FAILED and job.next_retry_at:
+        return None  # delivery exhausted: relay probes it now
+    if job.state is State.CONFLICT:
+        return (
+            f"job {short} is CONFLICT: relay cannot deliver it; see `git blogpub show {short}`, "
+            f"then `git blogpub resolve {short} --continue` once the article is fixed on "
+            f"branch blogpub/job/{job.job_id}, or `git blogpub retry {short}` / "
+            f"`resolve {short} --abandon`"
+        )
+    if job.state in (State.REVIEW, State.FAILED):
+        return (
+            f"job {short} is {job.state.value}: relay cannot deliver it; see "
+            f"`git blogpub show {short}`, fix the cause, then `git blogpub retry {short}` "
+            f"(or `git blogpub resolve {short} --abandon`)"
+        )
+    return None
+
+
 def relay(path: Path, *, job_ids: tuple[str, ...]) -> None:
     with open_context(path) as ctx:
         named = [jobs.require(ctx.store, j) for j in job_ids]
+        stuck = [why for why in map(_waits_for_a_person, named) if why]
         for job in named:
             if job.state in (State.RETRY_WAIT, State.FAILED) and job.next_retry_at:
                 # Named by a person: deliver (or probe) now instead of at its time. The
                 # retry budget is untouched.
                 jobs.record(ctx.store, job, "relay:now", next_retry_at=store_now())
+            elif job.state in (State.PUBLISHED, State.SKIPPED):
+                say(f"{job.job_id} {job.state.value} (nothing to deliver)")
         _summary(worker.run_until_idle(ctx, only=tuple(j.job_id for j in named)))
+        if stuck:
+            raise InputError("; ".join(stuck))
 
 
 def reconcile(path: Path, *, rebuild: bool = False) -> None:

@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
-from gitpub import jobs, lost, outbox
+from gitpub import joblist, jobs, lost, outbox
 from gitpub.commands.output import emit_json, say
 from gitpub.context import Context, open_context
 from gitpub.errors import InputError
 from gitpub.gitrepo import Repo
 from gitpub.jobs import Job
-from gitpub.states import NEEDS_PERSON, TERMINAL, State
-from gitpub.store import parse_time
-
-
-def _state(value: str | None) -> State | None:
-    if value is None:
-        return None
-    try:
-        return State(value.upper())
-    except ValueError:
-        raise InputError(
-            f"--state {value}: not a state ({', '.join(s.value for s in State)})"
-        ) from None
+from gitpub.states import NEEDS_PERSON, State
+from gitpub.store import at, parse_time
 
 
 def _age(stamp: str) -> str:
@@ -34,13 +28,17 @@ def _age(stamp: str) -> str:
     return f"{int(seconds)}s"
 
 
-def _reason(ctx: Context, job: Job) -> str:
-    """Why a job waits or stopped: the newest event that says so."""
-    for ev in reversed(jobs.events(ctx.store, job.job_id)):
-        reason = str(ev["detail"].get("reason") or "").strip()
-        if reason:
-            return reason.splitlines()[0]  # one row per job; `show` has the whole text
-    return ""
+def _width() -> int:
+    """The terminal's width; piped output (a script, a log) is never cut, only flattened."""
+    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
+        return 100_000
+    return max(40, shutil.get_terminal_size((120, 24)).columns)
+
+
+def _one_line(text: str, room: int) -> str:
+    """A reason on one line: git's multi-line messages joined, cut to the room left."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= room else flat[: max(0, room - 1)] + "…"
 
 
 def _no_store_yet(path: Path) -> bool:
@@ -60,56 +58,131 @@ def _hand_edits(ctx: Context) -> None:
         say(f"hand edits: {waiting} waiting for delivery{extra}")
 
 
-def main(path: Path, *, as_json: bool, state: str | None) -> None:
-    wanted = _state(state)
+def _row(ctx: Context, job: Job, width: int) -> str:
+    line = f"  {job.job_id[:8]}  {job.state.value:<18} {_age(job.created_at):>4}  "
+    line += job.target_path or "-"
+    if job.state in NEEDS_PERSON or job.state is State.RETRY_WAIT:
+        code = f"{job.failure_code}: " if job.failure_code else ""
+        why = code + joblist.reason(ctx.store, job.job_id)
+        if why.strip():
+            line += "  " + _one_line(why, width - len(line) - 2)
+    return line
+
+
+def main(
+    path: Path,
+    *,
+    as_json: bool,
+    state: str | None = None,
+    since: float | None = None,
+    limit: int | None = None,
+    everything: bool = False,
+) -> None:
+    wanted = State(state.upper()) if state else None
     if _no_store_yet(path):
         if as_json:
-            emit_json({"jobs": []})
+            emit_json({"jobs": [], "finished": {}, "unlisted": 0})
         else:
             say("no jobs")
         return
     with open_context(path, need_remote=False) as ctx:
-        rows = jobs.all_jobs(ctx.store, wanted)
-        if as_json:
-            emit_json({"jobs": [j.public() for j in rows]})
-            return
-        groups = (
-            ("needs a person", [j for j in rows if j.state in NEEDS_PERSON]),
-            ("in flight", [j for j in rows if j.state not in TERMINAL]),
-            ("done", [j for j in rows if j.state in TERMINAL - NEEDS_PERSON]),
+        listing = joblist.select(
+            ctx.store,
+            state=wanted,
+            since=at(since) if since is not None else None,
+            limit=limit,
+            everything=everything,
         )
-        if not rows:
-            say("no jobs")
-        _hand_edits(ctx)
-        for title, members in groups:
-            if not members:
-                continue
+        if as_json:
+            emit_json(
+                {
+                    "jobs": [j.public() for j in listing.jobs],
+                    "finished": listing.finished,
+                    "unlisted": listing.unlisted,
+                }
+            )
+            return
+        _print(ctx, listing, filtered=wanted is not None or since is not None or everything)
+
+
+def _print(ctx: Context, listing: joblist.Listing, *, filtered: bool) -> None:
+    rows, width = listing.jobs, _width()
+    if not rows and (filtered or not listing.finished):
+        say("no jobs" if not filtered else "no jobs match")
+    _hand_edits(ctx)
+    finished = [j for j in rows if j.state in joblist.FINISHED]
+    groups = (
+        ("needs a person", [j for j in rows if j.state in NEEDS_PERSON]),
+        ("in flight", [j for j in rows if j.state not in NEEDS_PERSON | set(joblist.FINISHED)]),
+    )
+    for title, members in groups:
+        if members:
             say(f"{title} ({len(members)}):")
             for j in members:
-                why = ""
-                if j.state in NEEDS_PERSON or j.state is State.RETRY_WAIT:
-                    code = f"{j.failure_code}: " if j.failure_code else ""
-                    why = f"  {code}{_reason(ctx, j)}"[:120]
-                say(
-                    f"  {j.job_id[:8]}  {j.state.value:<18} {_age(j.created_at):>4}  "
-                    f"{j.target_path or '-'}{why}"
-                )
+                say(_row(ctx, j, width))
+    total = sum(listing.finished.values())
+    if filtered:
+        if finished:
+            say(f"done ({len(finished)}):")
+    elif total:
+        counts = ", ".join(f"{n:,} {s}" for s, n in sorted(listing.finished.items()))
+        newest = f", the newest {len(finished)}" if listing.unlisted else ""
+        say(f"done ({counts}){newest}:")
+    for j in finished:
+        say(_row(ctx, j, width))
+    if listing.unlisted and not filtered:
+        say(f"  … {listing.unlisted:,} more (`git blogpub status --all` lists every job)")
 
 
-def show(path: Path, *, job_id: str, as_json: bool) -> None:
+def _find(ctx: Context, job_id: str | None, key: str | None) -> Job:
+    if key is not None:
+        job = jobs.by_key(ctx.store, key)
+        if job is None:
+            raise InputError(f"--key {key}: no job was submitted with this key")
+        return job
+    assert job_id is not None
+    return jobs.require(ctx.store, job_id)
+
+
+def show(path: Path, *, job_id: str | None, as_json: bool, key: str | None = None) -> None:
     if _no_store_yet(path):
-        raise InputError(f"job {job_id}: no such job")
+        raise InputError(f"--key {key}: no such job" if key else f"job {job_id}: no such job")
     with open_context(path, need_remote=False) as ctx:
-        job = jobs.require(ctx.store, job_id)
+        job = _find(ctx, job_id, key)
         history = jobs.events(ctx.store, job.job_id)
         if as_json:
             emit_json({"job": job.public(), "events": history})
             return
-        for key, value in job.public().items():
+        width = _width()
+        for name, value in job.public().items():
             if value is not None:
-                say(f"{key + ':':<16} {value}")
+                say(_wrapped(f"{name + ':':<16} ", str(value), width))
+        why = joblist.reason(ctx.store, job.job_id)
+        if why and (job.state in NEEDS_PERSON or job.state is State.RETRY_WAIT):
+            say(_wrapped(f"{'reason:':<16} ", why, width))
         say("events:")
         for ev in history:
             move = f"{ev['from_state'] or '-'} → {ev['to_state']}" if ev["to_state"] else ""
-            detail = ", ".join(f"{k}={v}" for k, v in ev["detail"].items())
-            say(f"  {ev['seq']:>3} {ev['at']} {ev['step']:<20} {move} {detail}".rstrip())
+            say(f"  {ev['seq']:>3} {ev['at']} {ev['step']:<20} {move}".rstrip())
+            for name, value in ev["detail"].items():
+                say(_wrapped(f"        {name}=", _text(value), width, indent=10))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def _wrapped(head: str, text: str, width: int, indent: int | None = None) -> str:
+    """The whole text, wrapped at the terminal width under its label."""
+    pad = " " * (len(head) if indent is None else indent)
+    lines = textwrap.wrap(
+        " ".join(text.split()),
+        width=width,
+        initial_indent=head,
+        subsequent_indent=pad,
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
+    return "\n".join(lines) if lines else head.rstrip()

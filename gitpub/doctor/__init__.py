@@ -12,6 +12,7 @@ from pathlib import Path
 from gitpub import trust
 from gitpub.config import Config
 from gitpub.doctor.allowance import check_trust
+from gitpub.doctor.fonts import check_fonts
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Finding, ProblemsFound, Report
 from gitpub.doctor.repository import (
     check_config,
@@ -38,6 +39,8 @@ def diagnose(path: Path) -> Report:
         return report
     report.add("repository", OK, f"{repo.root} (git dir {repo.common_dir})")
     cfg = check_config(report, repo)
+    if cfg is not None:
+        check_fonts(report, repo, cfg)
     check_ruleset(report, cfg)
     check_hooks(report, repo, cfg)
     check_state_dir(report, repo)

@@ -62,13 +62,7 @@ def check_config(report: Report, repo: Repo) -> Config | None:
             f"{repo.tracking_ref(pub.remote, pub.branch)} does not exist yet",
             f"git fetch {pub.remote} (and check that branch {pub.branch!r} exists there)",
         )
-    if cfg.fonts is not None:
-        from gitpub.fonts.source import FontError, resolve  # heavy: only for font repositories
-
-        try:
-            resolve(cfg.fonts, repo.root)
-        except FontError as exc:
-            report.add("config", PROBLEM, exc.message, "commit the font or fix fonts.source")
+    if cfg.fonts is not None:  # the font files themselves: doctor/fonts.py
         check_font_engine(report, cfg.fonts.engine)
     return cfg
 

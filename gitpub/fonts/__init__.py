@@ -18,7 +18,7 @@ from typing import Any
 from gitpub import crash
 from gitpub.config import Config, FontsConfig
 from gitpub.errors import GitpubError
-from gitpub.files import write_atomic
+from gitpub.files import public_mode, write_atomic
 from gitpub.fonts import charset, engine
 from gitpub.fonts.source import FontError, SourceFont, load
 from gitpub.gitrepo import Repo
@@ -102,9 +102,15 @@ def build(
     *,
     heartbeat: Callable[[], None] | None = None,
     progress: Progress | None = None,
+    log: list[str] | None = None,
 ) -> list[str]:
     """Write every stale output of the plan (atomically, one by one); returns those whose
-    bytes changed."""
+    bytes changed. The font libraries' warnings are collected into `log`, never printed."""
+    with engine.captured_log(log if log is not None else []):
+        return _build(p, heartbeat, progress)
+
+
+def _build(p: Plan, heartbeat: Callable[[], None] | None, progress: Progress | None) -> list[str]:
     todo = [o for o in p.fonts.outputs if o in p.reasons]
     for output in p.fonts.outputs:
         _remove_leftovers(p.root / output)
@@ -124,7 +130,7 @@ def build(
         data = engine.encode(sfnt, flavor, p.fonts.quality, p.stamp(output))
         path = p.root / output
         if not path.is_file() or path.read_bytes() != data:
-            write_atomic(path, data)
+            write_atomic(path, data, public_mode())
             changed.append(output)
         # The outputs are a set: a death here leaves some written and some not. The job
         # worktree is private and the gate runs again; the live checkout is never touched.
@@ -165,9 +171,11 @@ def gate(
     from gitpub.prepare.protocol import StepFailed
 
     started = time.monotonic()
+    log: list[str] = []
     try:
-        p = plan(cfg, worktree)
-        written = build(p, heartbeat=heartbeat)
+        with engine.captured_log(log):  # reading the source can warn too
+            p = plan(cfg, worktree)
+        written = build(p, heartbeat=heartbeat, log=log)
     except FontError as exc:
         raise StepFailed(f"fonts: {exc.message}") from None
     repo = Repo(worktree)
@@ -202,6 +210,7 @@ def gate(
         "missing_new": charset.summary(new),
         "review": review,
         "seconds": round(time.monotonic() - started, 3),
+        "log": log,
     }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import struct
 from collections.abc import Iterator
 from typing import Any
@@ -24,6 +25,32 @@ from gitpub.fonts.source import FontError, SourceFont
 PIPELINE = 1
 """Bump when the bytes for the same inputs change (flags, encoder settings): old stamps then
 read as stale and every subset is rebuilt once."""
+
+
+class _Collect(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = f"{record.name}: {record.getMessage()}"
+        if line not in self.into and len(self.into) < 20:
+            self.into.append(line)
+
+
+@contextlib.contextmanager
+def captured_log(into: list[str]) -> Iterator[None]:
+    """fontTools' own warnings ("FFTM NOT subset", ...) go into `into`, for the job's
+    events, instead of the operator's terminal."""
+    logger = logging.getLogger("fontTools")
+    handler, propagate = _Collect(into), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def harfbuzz_available() -> bool:

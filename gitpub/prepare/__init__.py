@@ -66,10 +66,18 @@ class Preparer:
             if manifest.sha256_bytes(data) == self.done[name].get("sha256"):
                 stored: dict[str, Any] = json.loads(data)
                 return stored
+        try:
+            computed = compute()
+        except StepFailed:
+            # Only successful answers are kept: a spooled answer that failed its contract
+            # (an exit 3, a text that is not JSON, a field of the wrong type) must not answer
+            # again once the operator has fixed the step and asked for a retry.
+            shutil.rmtree(self._spool(name), ignore_errors=True)
+            raise
         # Whatever a step said is persisted only after the sanitizer: a draft that leaked a
         # token becomes a redaction marker. What leaked is kept as kind, line and
         # fingerprint, so the REVIEW can name it and a person can allow it.
-        raw = compute()
+        raw = computed
         answer: dict[str, Any] = sanitize_obj(raw, self.allow)
         leaks = _leaks(raw, self.allow)
         if leaks:
@@ -131,7 +139,7 @@ class Preparer:
         try:
             path = self.article_path(draft)
         except InputError as exc:
-            return Outcome(State.REVIEW, f"draft path: {exc.message}", "path_refused")
+            return Outcome(State.REVIEW, exc.message, "path_refused")
 
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
         articles = {p: b for p, b in existing.items() if p.endswith(cfg.publish.suffixes)}
@@ -147,9 +155,9 @@ class Preparer:
             return Outcome(State.SKIPPED, verdict.get("reason") or "judge: duplicate")
         if verdict["decision"] == "UPDATE":
             try:
-                path = jobs.check_target(cfg, self.ctx.repo.root, verdict["target"])
+                path = jobs.check_target(cfg, self.ctx.repo.root, verdict["target"], "judge target")
             except InputError as exc:
-                return Outcome(State.REVIEW, f"judge target: {exc.message}", "path_refused")
+                return Outcome(State.REVIEW, exc.message, "path_refused")
         text = draft["text"]
         before = existing.get(path)
         self.job = jobs.record(
@@ -225,13 +233,16 @@ class Preparer:
 
     def article_path(self, draft: dict[str, Any]) -> str:
         cfg = self.ctx.config
-        chosen = draft.get("path") or self.job.requested_target
+        chosen, origin = draft.get("path"), "draft path"
+        if not chosen and self.job.requested_target:
+            chosen, origin = self.job.requested_target, "--target"
         if not chosen:
+            origin = "article path"
             fm = parse(draft["text"]).fields
             slug = slugify(fm.get("slug", "")) or slugify(fm.get("title", ""))
             slug = slug or f"post-{self.job.job_id[:8]}"
             chosen = f"{cfg.publish.content[0]}/{slug}{cfg.publish.suffixes[0]}"
-        return jobs.check_target(cfg, self.ctx.repo.root, chosen)
+        return jobs.check_target(cfg, self.ctx.repo.root, chosen, origin)
 
     def judge(self, path: str, text: str, articles: dict[str, bytes]) -> dict[str, Any]:
         request = {
