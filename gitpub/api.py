@@ -13,7 +13,7 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,13 +51,15 @@ class Publisher:
         target: str | None = None,
         topic: str | None = None,
         allow: Sequence[str] = (),
+        assets: Mapping[str, bytes] | None = None,
     ) -> Submitted:
         """Register the publication; durable when this returns. Same key and source → same
         job; the same key with another source (or target) raises `KeyReused`.
 
         A source holding a secret raises `SecretsFound` (its `findings` carry kind, line and
         fingerprint) before anything is recorded; pass a fingerprint in `allow` to publish
-        that finding as written."""
+        that finding as written. `assets` (file name → bytes) are placed beside the
+        article, in the same commit."""
         allowed = jobs.check_allow(allow)
         root = Repo.discover(self.path).root
         cfg = config.load(root)
@@ -66,7 +68,13 @@ class Publisher:
         scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allowed))
         with self._open() as ctx:
             job, created = jobs.submit(
-                ctx, key=key, text=text, target=target, topic=topic, allow=allowed
+                ctx,
+                key=key,
+                text=text,
+                target=target,
+                topic=topic,
+                allow=allowed,
+                assets=assets,
             )
             return Submitted(job.job_id, job.state.value, created)
 

@@ -37,6 +37,13 @@ def cli(click_ctx: click.Context, path: str) -> None:
 @click.option(
     "--target", default=None, metavar="PATH", help="Article path inside a content folder."
 )
+@click.option(
+    "--asset",
+    "assets",
+    multiple=True,
+    metavar="FILE",
+    help="A file to place beside the article (repeatable), in the same commit.",
+)
 @click.option("--topic", default=None, help="Topic text (stored sanitized).")
 @click.option(
     "--allow",
@@ -52,6 +59,7 @@ def submit(
     key: str,
     source: str,
     target: str | None,
+    assets: tuple[str, ...],
     topic: str | None,
     allow: tuple[str, ...],
     as_json: bool,
@@ -60,8 +68,25 @@ def submit(
     from gitpub.commands import submit as cmd
 
     cmd.main(
-        c.path, key=key, source=source, target=target, topic=topic, allow=allow, as_json=as_json
+        c.path,
+        key=key,
+        source=source,
+        target=target,
+        assets=assets,
+        topic=topic,
+        allow=allow,
+        as_json=as_json,
     )
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Replace an existing .blogpub.toml.")
+@pass_ctx
+def init(c: _Ctx, force: bool) -> None:
+    """Detect the site generator and write a commented .blogpub.toml."""
+    from gitpub.commands import init as cmd
+
+    cmd.main(c.path, force=force)
 
 
 @cli.command("scan")

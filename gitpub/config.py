@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from gitpub.errors import ConfigError
+from gitpub.site.paths import check_template
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,6 +38,7 @@ class PublishConfig:
     max_source_bytes: int = 2 * 1024 * 1024
     author: str | None = None  # "Name <email>" of job commits; None: gitpub <gitpub@NODE>
     sign: bool = False  # sign job commits with git's own signing setup
+    path: str | None = None  # template: {slug}, {title}, {date:<strftime>}
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,9 @@ class StepsConfig:
     scan: StepSpec = "builtin:secrets"
     validate: StepSpec = "builtin:mdx"
     timeout: float = 120.0
-    similarity_skip: float = 0.85  # at or above: the candidate duplicates an existing article
-    similarity_update: float = 0.5  # at or above (and below skip): it updates that article
+    similarity_skip: float = 0.85  # at or above: a new article duplicates another one
+    similarity_update: float = 0.5  # at or above (and below skip): the score is recorded
+    similar: str = "record"  # "record" or "review": what a recorded similar score does
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,16 @@ class RetryConfig:
     probe_interval: float = 3600.0
     push_races: int = 5  # non-fast-forward rejections absorbed by fetch+rebase in one attempt
     lease_seconds: float = 600.0
+
+
+HAND_EDITS = ("all", "committed", "off")
+
+
+@dataclass(frozen=True)
+class SyncConfig:
+    # What external_sync delivers: "all" (uncommitted content edits of the live checkout, which
+    # it commits, and unpushed commits), "committed" (only commits a person made), "off".
+    hand_edits: str = "all"
 
 
 @dataclass(frozen=True)
@@ -111,6 +124,7 @@ class Config:
     steps: StepsConfig = field(default_factory=StepsConfig)
     retry: RetryConfig = field(default_factory=RetryConfig)
     gc: GcConfig = field(default_factory=GcConfig)
+    sync: SyncConfig = field(default_factory=SyncConfig)
     scan: ScanConfig = field(default_factory=ScanConfig)
     node: str = "local"
     # Step roles whose external command, if any, comes from the repository's .blogpub.toml
@@ -200,8 +214,10 @@ class _Reader:
             )
         return value
 
-    def step(self, key: str, default: StepSpec) -> StepSpec:
+    def step(self, key: str, default: StepSpec, optional: bool = False) -> StepSpec:
         value = self.data.get(key, default)
+        if optional and isinstance(value, (list, tuple)) and not value:
+            return ()  # an empty list turns this gate off
         if isinstance(value, str) and value.startswith("builtin:"):
             known = BUILTIN_STEPS[key]
             if value not in known:
@@ -284,7 +300,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _publish(path: Path, data: Any) -> PublishConfig:
     r = _Reader(path, "publish", data)
-    r.check_known({"remote", "branch", "content", "suffixes", "max_source_bytes", "author", "sign"})
+    r.check_known(
+        {"remote", "branch", "content", "suffixes", "max_source_bytes", "author", "sign", "path"}
+    )
     d = PublishConfig()
     content = tuple(
         _relative_path(path, "publish.content", c) for c in r.strings("content", d.content)
@@ -293,9 +311,15 @@ def _publish(path: Path, data: Any) -> PublishConfig:
     for s in suffixes:
         if not s.startswith("."):
             raise ConfigError(f"{path}: publish.suffixes entries must start with '.', got {s!r}")
+    template = r.string("path", "-") if "path" in r.data else None
+    if template is not None:
+        why = check_template(template)
+        if why:
+            raise ConfigError(f"{path}: publish.path = {template!r}: {why}")
     remote = r.string("remote", d.remote)
     branch = r.string("branch", d.branch)
     return PublishConfig(
+        path=template,
         remote=_branch_name(path, "publish.remote", remote, f"refs/remotes/{remote}/x"),
         branch=_branch_name(path, "publish.branch", branch, f"refs/heads/{branch}"),
         content=content,
@@ -384,6 +408,7 @@ def _steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
             "timeout",
             "similarity_skip",
             "similarity_update",
+            "similar",
         }
     )
     review_raw = r.data.get("review", [list(a) for a in base.review])
@@ -397,10 +422,11 @@ def _steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
         recheck=r.step("recheck", base.recheck),
         review=tuple(tuple(a) for a in review_raw),
         scan=r.step("scan", base.scan),
-        validate=r.step("validate", base.validate),
+        validate=r.step("validate", base.validate, optional=True),
         timeout=r.number("timeout", base.timeout, lo=0.001),
         similarity_skip=r.number("similarity_skip", base.similarity_skip, hi=1.0),
         similarity_update=r.number("similarity_update", base.similarity_update, hi=1.0),
+        similar=r.choice("similar", base.similar, ("record", "review")),
     )
 
 
@@ -441,6 +467,12 @@ def _gc(path: Path, data: Any) -> GcConfig:
     return GcConfig(keep_days=r.number("keep_days", GcConfig().keep_days, hi=36500.0))
 
 
+def _sync(path: Path, data: Any) -> SyncConfig:
+    r = _Reader(path, "sync", data)
+    r.check_known({"hand_edits"})
+    return SyncConfig(hand_edits=r.choice("hand_edits", SyncConfig().hand_edits, HAND_EDITS))
+
+
 def user_config_path() -> Path:
     import platformdirs  # here, not at the top: only commands that read the config need it
 
@@ -466,9 +498,10 @@ def load(root: Path) -> Config:
     path = root / CONFIG_NAME
     data = _read_toml(path) if path.exists() else {}
     for key in data:
-        if key not in {"publish", "fonts", "steps", "retry", "gc", "scan"}:
+        if key not in {"publish", "fonts", "steps", "retry", "gc", "scan", "sync"}:
             raise ConfigError(
-                f"{path}: unknown table [{key}] (known: publish, fonts, steps, retry, gc, scan)"
+                f"{path}: unknown table [{key}] "
+                "(known: publish, fonts, steps, retry, gc, scan, sync)"
             )
     shared_table = data.get("steps", {})
     steps = _steps(path, shared_table, StepsConfig())
@@ -486,6 +519,7 @@ def load(root: Path) -> Config:
         steps=steps,
         retry=_retry(path, data.get("retry", {})),
         gc=_gc(path, data.get("gc", {})),
+        sync=_sync(path, data.get("sync", {})),
         scan=_scan(path, data.get("scan", {})),
         node=_single_line(node),
         shared_steps=frozenset(shared),

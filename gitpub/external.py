@@ -35,15 +35,16 @@ SCAN_STAMP = "external-scan"
 # ------------------------------------------------------------------ registration
 
 
-def register_hints(ctx: Context) -> int:
+def register_hints(ctx: Context, *, at_once: bool = False) -> int:
     """Turn the hooks' hints into outbox events; returns how many events are new.
 
     A hint only says "look now": the scan reads the actual state. The claimed hint files are
     deleted after the scan, so a crash in between leaves them for the next pass. With no hint,
-    the periodic scan still runs once SCAN_PERIOD has passed."""
+    the periodic scan still runs once SCAN_PERIOD has passed, and `at_once` (a person asking
+    with `sweep`) scans at once."""
     hooks.write_branch_file(ctx.state_dir, ctx.config.publish.branch)
     claimed = _claim_hints(ctx.state_dir)
-    if not claimed and not _scan_due(ctx.state_dir):
+    if not claimed and not at_once and not _scan_due(ctx.state_dir):
         return 0
     found = scan(ctx)
     for path in claimed:
@@ -65,7 +66,8 @@ def scan(ctx: Context) -> int:
 
 
 def _worktree_payload(ctx: Context) -> dict[str, Any] | None:
-    if not gx.observable(ctx):
+    # Only with hand_edits = "all" is a person's uncommitted work committed for them.
+    if ctx.config.sync.hand_edits != "all" or not gx.observable(ctx):
         return None
     changes = gx.dirty_changes(ctx)
     if not changes:
@@ -80,6 +82,8 @@ def _worktree_payload(ctx: Context) -> dict[str, Any] | None:
 
 
 def _commits_payload(ctx: Context) -> dict[str, Any] | None:
+    if ctx.config.sync.hand_edits == "off":
+        return None
     local = ctx.repo.resolve(gx.local_ref(ctx))
     tip = ctx.repo.resolve(ctx.tracking_ref)
     if local is None or tip is None or not gx.unpushed_content(ctx, local, tip):
@@ -129,6 +133,8 @@ def deliver(ctx: Context) -> Report:
     the checkout lock inside it. Failed attempts wait with backoff in the outbox, not in a sleep."""
     report = Report()
     rebased = None
+    if ctx.config.sync.hand_edits == "off":
+        return report
     # An open conflict is looked at too: the person may have merged and pushed it by hand,
     # or dropped it, and then no new event would ever come to settle it.
     if outbox.due_external(ctx.store) or outbox.external_events(ctx.store, outbox.CONFLICT):
@@ -271,6 +277,23 @@ def _on_remote(ctx: Context, event: ExternalEvent, tip: str) -> bool:
     if kind == "commits":
         return bool(ctx.repo.resolve(head)) and gx.contains_patches(ctx, tip, head)
     return False
+
+
+def undelivered(ctx: Context) -> dict[str, list[str]]:
+    """The paths of every hand edit still waiting ("pending") or stuck ("conflict"), so a
+    person can see which files have not reached the remote."""
+    out: dict[str, list[str]] = {}
+    tip = ctx.repo.resolve(ctx.tracking_ref)
+    for status in (outbox.CONFLICT, outbox.PENDING):
+        paths: set[str] = set()
+        for event in outbox.external_events(ctx.store, status):
+            if event.payload.get("type") == "worktree":
+                paths.update(str(c[0]) for c in event.payload.get("changes", []))
+            elif event.payload.get("type") == "commits" and tip is not None:
+                paths.update(gx.commit_paths(ctx, tip, str(event.payload.get("head") or "")))
+        if paths:
+            out[status] = sorted(paths)
+    return out
 
 
 def _defer(ctx: Context, events: list[ExternalEvent], report: Report, reason: str) -> None:

@@ -104,6 +104,29 @@ def commit_changes(ctx: Context, event_id: str) -> Oid | None:
     return repo.resolve("HEAD")
 
 
+def commit_paths(ctx: Context, tip: str, head: str) -> list[str]:
+    """Content and font paths the commits of `head` that `tip` lacks touch."""
+    if not head or ctx.repo.resolve(head) is None:
+        return []
+    out = git_out(
+        [
+            "--literal-pathspecs",
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "--cherry-pick",
+            "--right-only",
+            "--name-only",
+            "--format=",
+            f"{tip}...{head}",
+            "--",
+            *sync_paths(ctx.config),
+        ],
+        ctx.repo.root,
+    )
+    return sorted({line for line in out.splitlines() if line.strip()})
+
+
 def unpushed_content(ctx: Context, local: str, tip: str) -> bool:
     """Whether `local` has commits touching content or font outputs that `tip` lacks, even as
     an equivalent patch (a rebased copy of our own commit does not count)."""

@@ -341,6 +341,7 @@ def create(
     kind: str = "article",
     topic: str | None = None,
     target: str | None = None,
+    assets: Mapping[str, bytes] | None = None,
     conn_hook: Callable[[sqlite3.Connection, str], None] | None = None,
 ) -> tuple[Job, bool]:
     """Create the job for `key`, or return the existing one (created=False).
@@ -364,6 +365,8 @@ def create(
     # removes, never a row pointing at nothing. The record makes the folder enough to
     # rebuild the row from, should the database ever be lost.
     write_atomic(source_path, clean.encode("utf-8"))
+    for name, data in sorted((assets or {}).items()):
+        write_atomic(ctx.job_dir(job_id) / ASSETS / name, data)
     jobrecord.create(
         ctx.job_dir(job_id),
         {
@@ -409,6 +412,7 @@ def create(
                     "kind": kind,
                     "target": target,
                     **({"allow": sorted(allow)} if allow else {}),
+                    **({"assets": sorted(assets)} if assets else {}),
                 },
             )
             if conn_hook is not None:
@@ -436,13 +440,42 @@ def submit(
     target: str | None = None,
     topic: str | None = None,
     allow: Sequence[str] = (),
+    assets: Mapping[str, bytes] | None = None,
 ) -> tuple[Job, bool]:
     """The one entry for new publications (CLI and API): validate, then create or find."""
     if not key.strip():
         raise InputError("--key must not be empty")
     if target is not None:
         target = check_target(ctx.config, ctx.repo.root, target)
-    return create(ctx, key=key, source=text, target=target, topic=topic, allow=allow)
+    for name in assets or {}:
+        check_asset_name(name)
+    return create(ctx, key=key, source=text, target=target, topic=topic, allow=allow, assets=assets)
+
+
+ASSETS = "assets"
+"""Folder of a job's `--asset` files inside its job folder, kept as submitted."""
+
+
+def check_asset_name(name: str) -> str:
+    """An asset travels beside its article under its own file name: one safe path segment."""
+    if (
+        not name
+        or "/" in name
+        or "\\" in name
+        or name in (".", "..")
+        or name.startswith(".")
+        or any(ord(c) < 32 for c in name)
+    ):
+        raise InputError(f"--asset {name!r}: the file name must be one plain name")
+    return name
+
+
+def job_assets(ctx: Context, job: Job) -> dict[str, bytes]:
+    """The job's `--asset` files by name."""
+    folder = ctx.job_dir(job.job_id) / ASSETS
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def _remove_tree(path: Path) -> None:

@@ -47,12 +47,12 @@ def test_api_rejects_bad_input_like_the_cli(blog: Blog) -> None:
 
 def test_status_for_people_groups_and_explains(blog: Blog) -> None:
     ok = blog.submit("ok", article("Fine", "A good article."))
-    bad = blog.submit("bad", article("Broken", "```\nnever closed\n"))
+    bad = blog.submit("bad", article("Broken", "<Note>\n\nnever closed\n"))
     blog.ok("run", "--until-idle")
     out = blog.ok("status").stdout
     needs, done = out.split("done")
     assert "needs a person (1):" in needs and bad[:8] in needs
-    assert "code fence is never closed" in needs
+    assert "tag <Note> is never closed" in needs
     assert ok[:8] in done and "PUBLISHED" in done
 
 

@@ -32,7 +32,9 @@ def test_documented_judge_skips_a_repeated_title_and_publishes_a_new_one(blog: B
     blog.git("push", "--quiet", "origin", "main")
     blog.trust()
 
-    again = blog.submit("k1", article("Hello", "Completely different words, same title."))
+    again = blog.submit(
+        "k1", article("Hello", "Completely different words, same title.", slug="hello-again")
+    )
     fresh = blog.submit("k2", article("Fresh", "A title the blog does not have.", slug="fresh"))
     blog.ok("run", "--until-idle")
 

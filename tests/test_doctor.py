@@ -238,3 +238,31 @@ def test_doctor_reports_a_job_going_round_in_circles_until_it_ends_in_review(
     assert len(errors) == 9  # max_attempts tries, then an explicit state
     assert shown["job"]["state"] == "REVIEW" and shown["job"]["failure_code"] == "filesystem"
     assert [f for f in _problems(blog) if f.check == "jobs"] == []
+
+
+def test_doctor_says_which_validation_runs_and_where_the_mdx_compiler_is(
+    blog: Blog, tmp_path: Path
+) -> None:
+    from gitpub.config import load
+    from gitpub.doctor.report import Report
+    from gitpub.doctor.validation import check_validation
+
+    compiler = tmp_path / "mdx-validate"
+    (compiler / "node_modules" / "@mdx-js" / "mdx").mkdir(parents=True)
+    (compiler / "node_modules" / "@mdx-js" / "mdx" / "package.json").write_text("{}")
+    (compiler / "validate.mjs").write_text("")
+    report = Report()
+    check_validation(report, load(blog.root), compiler)
+    lines = [f.message for f in report.findings]
+    assert lines[0].startswith("builtin:mdx: ")
+    if shutil.which("node"):
+        assert lines[1].startswith("Node and the MDX compiler are here")
+        assert str(compiler / "validate.mjs") in lines[1]
+    (blog.root / ".blogpub.toml").write_text(
+        (blog.root / ".blogpub.toml").read_text() + '\n[steps]\nvalidate = ["no-such-validator"]\n'
+    )
+    report = Report()
+    check_validation(report, load(blog.root), compiler)
+    assert [(f.status, f.message) for f in report.findings] == [
+        ("problem", "the validate command 'no-such-validator' is not found")
+    ]

@@ -70,7 +70,9 @@ def test_dry_run_prints_target_manifest_and_diff_and_changes_nothing(blog: Blog)
 
     # From stdin, an update of an existing article: the diff is against the base's version.
     update = article("Hello", "The first post of this blog, written by hand. And a new line.")
-    out = blog.ok("dry-run", "--source", "-", input=update).stdout
+    out = blog.ok(
+        "dry-run", "--source", "-", "--target", "content/posts/hello.mdx", input=update
+    ).stdout
     assert "target:   content/posts/hello.mdx (UPDATE)" in out
     assert "--- a/content/posts/hello.mdx\n+++ b/content/posts/hello.mdx\n" in out
     assert "-The first post of this blog, written by hand.\n" in out

@@ -340,7 +340,7 @@ def test_secret_leaked_by_the_draft_step_is_review(blog: Blog) -> None:
 @pytest.mark.parametrize(
     ("body", "needle"),
     [
-        ("Intro\n\n```python\nprint('never closed')\n", "code fence is never closed (line 7)"),
+        ('Intro\n\n<Card\n  title="x"\n>\n\nbody\n', "tag <Card> is never closed (line 7)"),
         ("Intro\n\n<Callout>\nimportant\n", "tag <Callout> is never closed (line 7)"),
         ("Intro\n\n<Note>text</Warn>\n", "closing tag </Warn> does not match (line 7)"),
     ],

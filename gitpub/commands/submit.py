@@ -47,8 +47,11 @@ def submit(
     target: str | None,
     topic: str | None,
     allow: tuple[str, ...] = (),
+    assets: dict[str, bytes] | None = None,
 ) -> tuple[Job, bool]:
-    job, created = jobs.submit(ctx, key=key, text=text, target=target, topic=topic, allow=allow)
+    job, created = jobs.submit(
+        ctx, key=key, text=text, target=target, topic=topic, allow=allow, assets=assets
+    )
     if created:
         crash.point("after_received")
     return job, created
@@ -71,12 +74,35 @@ def main(
     topic: str | None,
     as_json: bool,
     allow: tuple[str, ...] = (),
+    assets: tuple[str, ...] = (),
 ) -> None:
     allow = jobs.check_allow(allow)
     text = _checked_source(path, source, target, allow)
+    files = read_assets(assets)
     with open_context(path) as ctx:
-        job, created = submit(ctx, key=key, text=text, target=target, topic=topic, allow=allow)
+        job, created = submit(
+            ctx, key=key, text=text, target=target, topic=topic, allow=allow, assets=files
+        )
         _report(job, created, as_json)
+
+
+def read_assets(names: tuple[str, ...]) -> dict[str, bytes]:
+    """Each `--asset` file by its file name, read before anything is recorded."""
+    out: dict[str, bytes] = {}
+    for name in names:
+        path = Path(name)
+        jobs.check_asset_name(path.name)
+        if path.name in out:
+            raise InputError(f"--asset {name}: another asset is also named {path.name}")
+        try:
+            out[path.name] = path.read_bytes()
+        except FileNotFoundError:
+            raise InputError(f"--asset {name}: no such file") from None
+        except IsADirectoryError:
+            raise InputError(f"--asset {name}: is a directory, not a file") from None
+        except OSError as exc:
+            raise InputError(f"--asset {name}: cannot read: {exc.strerror}") from None
+    return out
 
 
 def topic_close(

@@ -11,9 +11,16 @@ from gitpub.context import open_context
 
 def main(path: Path) -> None:
     with open_context(path) as ctx:
-        external.register_hints(ctx)
+        if ctx.config.sync.hand_edits == "off":
+            say('external_sync: hand edits are not delivered ([sync] hand_edits = "off")')
+            return
+        external.register_hints(ctx, at_once=True)  # a person asked: look at git now
         report = external.deliver(ctx)
+        open_paths = external.undelivered(ctx)
     say(f"external_sync: {report.delivered} event(s) delivered")
+    for status, paths in open_paths.items():
+        how = "in conflict" if status == "conflict" else "waiting"
+        warn(f"external_sync: not delivered ({how}): {', '.join(paths)}")
     if report.conflicts:
         warn(
             "external_sync: the local branch does not rebase onto the remote ("

@@ -22,6 +22,7 @@ from gitpub.doctor.repository import (
     check_state_dir,
 )
 from gitpub.doctor.state import check_leases, check_leftovers, check_locks, database
+from gitpub.doctor.validation import check_validation
 from gitpub.doctor.wedges import check_refs, check_stuck_jobs, check_worktrees
 from gitpub.errors import NotARepository
 from gitpub.gitrepo import Repo
@@ -42,6 +43,8 @@ def diagnose(path: Path) -> Report:
     if cfg is not None:
         check_fonts(report, repo, cfg)
     check_ruleset(report, cfg)
+    if cfg is not None:
+        check_validation(report, cfg)
     check_hooks(report, repo, cfg)
     check_state_dir(report, repo)
     check_worktrees(report, repo)

@@ -12,6 +12,7 @@ import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,13 @@ from gitpub.errors import InputError
 from gitpub.files import write_atomic
 from gitpub.jobs import Job
 from gitpub.prepare import manifest, steps
-from gitpub.prepare.frontmatter import parse, slugify
+from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
 from gitpub.sanitize import sanitize_obj
+from gitpub.site import paths
+from gitpub.site.article import Article
 from gitpub.states import State
+from gitpub.store import parse_time
 from gitpub.trust import Gate, NotAllowed
 from gitpub.types import Oid
 
@@ -137,34 +141,24 @@ class Preparer:
             # path, and no judge — the person has decided. The gates still run.
             draft = {"text": resolved.read_text("utf-8"), "path": self.job.target_path}
         try:
-            path = self.article_path(draft)
+            target = self.article_path(draft)
         except InputError as exc:
             return Outcome(State.REVIEW, exc.message, "path_refused")
+        path = target.path
+        text = draft["text"]
 
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
-        articles = {p: b for p, b in existing.items() if p.endswith(cfg.publish.suffixes)}
-        verdict: dict[str, Any]
-        if by_operator:
-            kind = "UPDATE" if path in articles else "NEW"
-            verdict = {"decision": kind, "target": path, "reason": "resolved by an operator"}
-        else:
-            verdict = self.checkpoint("judge", lambda: self.judge(path, draft["text"], articles))
-            if verdict.get("leaks"):
-                return _leaked("judge", verdict["leaks"])
-        if verdict["decision"] == "SKIP":
-            return Outcome(State.SKIPPED, verdict.get("reason") or "judge: duplicate")
-        if verdict["decision"] == "UPDATE":
-            try:
-                path = jobs.check_target(cfg, self.ctx.repo.root, verdict["target"], "judge target")
-            except InputError as exc:
-                return Outcome(State.REVIEW, exc.message, "path_refused")
-        text = draft["text"]
+        assets = jobs.job_assets(self.ctx, self.job)
+        decided = self.decide(target, text, existing, assets, by_operator)
+        if isinstance(decided, Outcome):
+            return decided
+        verdict = decided
         before = existing.get(path)
         self.job = jobs.record(
             self.ctx.store,
             self.job,
             "target",
-            {"path": path, "decision": verdict["decision"]},
+            {"path": path, "decision": verdict["decision"], "origin": target.origin},
             target_path=path,
             target_blob_sha256=manifest.sha256_bytes(before) if before is not None else None,
         )
@@ -173,12 +167,26 @@ class Preparer:
             # to know which file on the job branch to put it in.
             return _leaked("draft", draft["leaks"])
 
+        # The article and its assets are in the job worktree before the gates run, so a gate
+        # can build the site there (`worktree` in its request: contrib/site_build_gate.py).
+        worktree = self.worktree(base)
+        target_file = worktree / path
+        target_file.parent.mkdir(parents=True, exist_ok=True)
+        target_file.write_bytes(text.encode("utf-8"))
+        written = [path]
+        for name, asset_path in rules.asset_paths(target, assets).items():
+            (worktree / asset_path).write_bytes(assets[name])
+            written.append(asset_path)
+
         gates: list[tuple[str, Any]] = [
             (f"review{i}", argv) for i, argv in enumerate(cfg.steps.review)
         ]
-        gates += [("scan", cfg.steps.scan), ("validate", cfg.steps.validate)]
+        gates += [("scan", cfg.steps.scan)]
+        if cfg.steps.validate:  # `validate = []` turns validation off
+            gates.append(("validate", cfg.steps.validate))
         for name, spec in gates:
-            answer = self.checkpoint(name, functools.partial(self.gate, name, spec, path, text))
+            request = {"path": path, "text": text, "worktree": str(worktree)}
+            answer = self.checkpoint(name, functools.partial(self.gate, name, spec, request))
             if not answer["ok"]:
                 where = f" (line {answer['line']})" if answer.get("line") else ""
                 return Outcome(State.REVIEW, f"{name}: {answer.get('reason') or 'rejected'}{where}")
@@ -193,11 +201,6 @@ class Preparer:
             )
         crash.point("after_gates")
 
-        worktree = self.worktree(base)
-        target_file = worktree / path
-        target_file.parent.mkdir(parents=True, exist_ok=True)
-        target_file.write_bytes(text.encode("utf-8"))
-        written = [path]
         if cfg.fonts is not None:
             fonts_answer = self.fonts(worktree)
             if fonts_answer.get("review"):
@@ -231,18 +234,59 @@ class Preparer:
         steps.check_draft(answer)
         return answer
 
-    def article_path(self, draft: dict[str, Any]) -> str:
+    def article_path(self, draft: dict[str, Any]) -> rules.Target:
         cfg = self.ctx.config
-        chosen, origin = draft.get("path"), "draft path"
-        if not chosen and self.job.requested_target:
-            chosen, origin = self.job.requested_target, "--target"
-        if not chosen:
-            origin = "article path"
-            fm = parse(draft["text"]).fields
-            slug = slugify(fm.get("slug", "")) or slugify(fm.get("title", ""))
-            slug = slug or f"post-{self.job.job_id[:8]}"
-            chosen = f"{cfg.publish.content[0]}/{slug}{cfg.publish.suffixes[0]}"
-        return jobs.check_target(cfg, self.ctx.repo.root, chosen, origin)
+        if draft.get("path"):
+            chosen, explicit, origin = draft["path"], True, "draft path"
+        elif self.job.requested_target:
+            chosen, explicit, origin = self.job.requested_target, True, "--target"
+        else:
+            named = paths.derive(
+                cfg.publish.path,
+                cfg.publish.content[0],
+                cfg.publish.suffixes[0],
+                Article.read(draft["text"]),
+                submitted=datetime.fromtimestamp(parse_time(self.job.created_at), timezone.utc),
+            )
+            chosen, explicit, origin = named.path, named.explicit, named.origin
+        path = jobs.check_target(cfg, self.ctx.repo.root, chosen, origin)
+        return rules.Target(path, explicit, origin)
+
+    def decide(
+        self,
+        target: rules.Target,
+        text: str,
+        existing: dict[str, bytes],
+        assets: dict[str, bytes],
+        by_operator: bool,
+    ) -> dict[str, Any] | Outcome:
+        """The judge's verdict held to the path rules, or the outcome those rules end in."""
+        path = target.path
+        kind = "UPDATE" if path in existing else "NEW"
+        ruled = rules.assets_verdict(target, assets, existing)
+        if ruled is not None:
+            return Outcome(ruled.state, ruled.reason)
+        if by_operator:
+            return {"decision": kind, "target": path, "reason": "resolved by an operator"}
+        ruled = rules.before_judge(target, text.encode("utf-8"), existing)
+        if (
+            ruled is not None
+            and ruled.state is State.SKIPPED
+            and rules.new_assets(target, assets, existing)
+        ):
+            # The article is unchanged but brings files the blog lacks: deliver those.
+            return {"decision": kind, "target": path, "reason": "same article, new assets"}
+        if ruled is not None:
+            return Outcome(ruled.state, ruled.reason)
+        suffixes = self.ctx.config.publish.suffixes
+        articles = {p: b for p, b in existing.items() if p.endswith(suffixes)}
+        verdict = self.checkpoint("judge", lambda: self.judge(path, text, articles))
+        if verdict.get("leaks"):
+            return _leaked("judge", verdict["leaks"])
+        ruled = rules.after_judge(target, verdict, self.ctx.config.steps)
+        if ruled is not None:
+            return Outcome(ruled.state, ruled.reason)
+        return verdict
 
     def judge(self, path: str, text: str, articles: dict[str, bytes]) -> dict[str, Any]:
         request = {
@@ -257,8 +301,8 @@ class Preparer:
         steps.check_judge(answer, "prepare")
         return answer
 
-    def gate(self, name: str, spec: Any, path: str, text: str) -> dict[str, Any]:
-        answer = self.call(name, spec, {"path": path, "text": text})
+    def gate(self, name: str, spec: Any, request: dict[str, Any]) -> dict[str, Any]:
+        answer = self.call(name, spec, request)
         steps.check_gate(name, answer)
         return answer
 

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gitpub import scan
-from gitpub.prepare.frontmatter import parse
+from gitpub.site import validate
+from gitpub.site.frontmatter import parse
 
 
 def passthrough(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -26,7 +27,7 @@ _SHINGLE = 3
 
 def _body(text: str) -> str:
     fm = parse(text)
-    lines = text.split("\n")[fm.body_start_line - 1 :] if fm.fields else text.split("\n")
+    lines = text.split("\n")[fm.body_start_line - 1 :]
     body = unicodedata.normalize("NFKC", "\n".join(lines)).lower()
     return re.sub(r"[\W_]+", "", body)  # whitespace and punctuation carry no meaning here
 
@@ -56,21 +57,34 @@ def _best(candidate: str, others: list[Mapping[str, Any]]) -> tuple[float, str |
 
 
 def judge(request: Mapping[str, Any], skip_at: float, update_at: float) -> dict[str, Any]:
+    """The writer's path decides; similarity only names near-exact duplicates.
+
+    The candidate is compared with every OTHER article: its own path is the one it may write,
+    so a revision is never measured against the version it replaces (a long post revised by
+    a line is 0.99 similar to itself). A score never moves the job onto another path."""
     candidate = request["candidate"]
+    mine = candidate["path"]
+    pool = request.get("delta" if request.get("mode") == "recheck" else "existing", [])
+    own = next((e for e in pool if e.get("path") == mine), None)
+    others = [e for e in pool if e.get("path") != mine]
+    score, path = _best(candidate["text"], others)
     if request.get("mode") == "recheck":
-        score, path = _best(candidate["text"], list(request.get("delta", [])))
+        if own is not None and own.get("text") == candidate["text"]:
+            return {"decision": "SKIP", "reason": f"no change: {mine} already holds this text"}
         if score >= skip_at:
             return {"decision": "SKIP", "reason": f"{score:.2f} similar to {path}"}
         return {"decision": "KEEP", "reason": f"best similarity {score:.2f}"}
-    existing = list(request.get("existing", []))
-    score, path = _best(candidate["text"], existing)
+    if own is not None:
+        if own.get("text") == candidate["text"]:
+            return {"decision": "SKIP", "reason": "no change"}
+        return {"decision": "UPDATE", "target": mine, "reason": "revision of its own path"}
     if score >= skip_at:
         return {"decision": "SKIP", "reason": f"{score:.2f} similar to {path}"}
+    answer: dict[str, Any] = {"decision": "NEW", "reason": f"best similarity {score:.2f}"}
     if score >= update_at and path is not None:
-        return {"decision": "UPDATE", "target": path, "reason": f"{score:.2f} similar"}
-    if any(e.get("path") == candidate["path"] for e in existing):
-        return {"decision": "UPDATE", "target": candidate["path"], "reason": "same path"}
-    return {"decision": "NEW", "reason": f"best similarity {score:.2f}"}
+        # Recorded for a person to see (`show`); `[steps] similar = "review"` acts on it.
+        answer.update(similar=path, score=round(score, 4))
+    return answer
 
 
 # -------------------------------------------------------------------------- secrets
@@ -89,75 +103,12 @@ def secrets(request: Mapping[str, Any], allow: Iterable[str] = ()) -> dict[str, 
     }
 
 
-# ------------------------------------------------------------------------------ MDX
-
-REQUIRED_KEYS = ("title",)
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_TAG = re.compile(r"<(/?)([A-Za-z][\w.\-]*)((?:\s+[^<>]*?)?)(/?)>")
-_VOID = frozenset(
-    {
-        "br",
-        "hr",
-        "img",
-        "input",
-        "meta",
-        "link",
-        "area",
-        "base",
-        "col",
-        "embed",
-        "source",
-        "track",
-        "wbr",
-    }
-)
-_INLINE_CODE = re.compile(r"(`+).*?\1")
+# ----------------------------------------------------------------------- validation
 
 
 def mdx(request: Mapping[str, Any]) -> dict[str, Any]:
-    """Front matter parses with the required keys, fences close, tags balance outside code."""
-    text = str(request["text"])
-    fm = parse(text)
-    if fm.error:
-        return {"ok": False, "reason": f"front matter: {fm.error}", "line": fm.body_start_line}
-    for key in REQUIRED_KEYS:
-        if not fm.fields.get(key):
-            return {"ok": False, "reason": f"front matter lacks {key!r}", "line": 1}
-    lines = text.split("\n")
-    fence: tuple[str, int] | None = None
-    stack: list[tuple[str, int]] = []
-    for number in range(fm.body_start_line, len(lines) + 1):
-        line = lines[number - 1]
-        m = _FENCE.match(line)
-        if fence is not None:
-            if (
-                m
-                and m.group(1)[0] == fence[0][0]
-                and len(m.group(1)) >= len(fence[0])
-                and not line.strip()[len(m.group(1)) :].strip()
-            ):
-                fence = None
-            continue
-        if m:
-            fence = (m.group(1), number)
-            continue
-        for tag in _TAG.finditer(_INLINE_CODE.sub("", line)):
-            closing, name, _, selfclosing = tag.groups()
-            if selfclosing or name.lower() in _VOID:
-                continue
-            if not closing:
-                stack.append((name, number))
-            elif not stack or stack[-1][0] != name:
-                return {
-                    "ok": False,
-                    "reason": f"closing tag </{name}> does not match",
-                    "line": number,
-                }
-            else:
-                stack.pop()
-    if fence is not None:
-        return {"ok": False, "reason": "code fence is never closed", "line": fence[1]}
-    if stack:
-        name, number = stack[-1]
-        return {"ok": False, "reason": f"tag <{name}> is never closed", "line": number}
-    return {"ok": True}
+    """Validation by the article's file type (`gitpub.site.validate`)."""
+    problem = validate.check(str(request["path"]), str(request["text"]))
+    if problem is None:
+        return {"ok": True}
+    return {"ok": False, "reason": problem.reason, "line": problem.line}

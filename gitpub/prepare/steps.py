@@ -13,7 +13,13 @@ from gitpub.trust import Gate
 
 _GATE_FIELDS: dict[str, type | tuple[type, ...]] = {"ok": bool, "reason": str, "line": int}
 _DRAFT_FIELDS: dict[str, type | tuple[type, ...]] = {"text": str, "path": str}
-_JUDGE_FIELDS: dict[str, type | tuple[type, ...]] = {"decision": str, "target": str, "reason": str}
+_JUDGE_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "decision": str,
+    "target": str,
+    "reason": str,
+    "similar": str,  # the most similar other article, recorded for a person to see
+    "score": (int, float),
+}
 
 
 def _builtin(

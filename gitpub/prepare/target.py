@@ -1,0 +1,135 @@
+"""Where a job writes, and the rules that keep it off every other article.
+
+The path is the writer's: `--target`, the draft's `path` or the front matter's `slug` are
+instructions and bind; a path gitpub derives (from a title, a template, the job id) is only a
+proposal, and never a reason to replace a file someone else wrote. A judge may call the
+article a duplicate, but it never moves the job onto another path: an UPDATE names the job's
+own target or the job waits for a person."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gitpub.config import StepsConfig
+from gitpub.states import State
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    explicit: bool  # the writer named it (--target, draft path, front-matter slug)
+    origin: str  # where the path came from, for the job's history
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the path rules say before or after the judge: an end state and its reason."""
+
+    state: State  # SKIPPED or REVIEW
+    reason: str
+
+
+def asset_paths(target: Target, names: Iterable[str]) -> dict[str, str]:
+    """name → path of each asset: beside the article (beside `index.md` in a bundle)."""
+    folder = target.path.rsplit("/", 1)[0]
+    return {name: f"{folder}/{name}" for name in names}
+
+
+def assets_verdict(
+    target: Target, assets: Mapping[str, bytes], existing: Mapping[str, bytes]
+) -> Verdict | None:
+    """An asset may add a file, or find its own bytes already there; it never replaces one."""
+    for name, path in asset_paths(target, assets).items():
+        if path == target.path:
+            return Verdict(State.REVIEW, f"asset {name} has the article's own path {path}")
+        twin = collision(path, existing)
+        if twin is not None:
+            return Verdict(
+                State.REVIEW, f"asset {path} collides with {twin} on case-insensitive file systems"
+            )
+        before = existing.get(path)
+        if before is not None and before != assets[name]:
+            return Verdict(
+                State.REVIEW,
+                f"asset {path} already exists with other bytes; rename the asset or remove "
+                "the file first",
+            )
+    return None
+
+
+def new_assets(target: Target, assets: Mapping[str, bytes], existing: Mapping[str, bytes]) -> bool:
+    """Whether any asset is not yet in the blog with its bytes."""
+    paths = asset_paths(target, assets)
+    return any(existing.get(paths[name]) != data for name, data in assets.items())
+
+
+def before_judge(target: Target, data: bytes, existing: Mapping[str, bytes]) -> Verdict | None:
+    """Decisions that need no judge: the same bytes are already there, or a derived path would
+    replace a file nobody asked to replace."""
+    twin = collision(target.path, existing)
+    if twin is not None:
+        return Verdict(
+            State.REVIEW, f"{target.path} collides with {twin} on case-insensitive file systems"
+        )
+    before = existing.get(target.path)
+    if before is None:
+        return None
+    if before == data:
+        return Verdict(State.SKIPPED, f"no change: {target.path} already holds these bytes")
+    if not target.explicit:
+        return Verdict(
+            State.REVIEW,
+            f"{target.path} already exists; pass --target {target.path} to update it",
+        )
+    return None
+
+
+def fold(path: str) -> str:
+    """A path as a case-insensitive, normalizing file system (macOS, Windows) sees it."""
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+def collision(path: str, existing: Iterable[str]) -> str | None:
+    """Another existing path or folder that is the same one on such a file system, if any:
+    `Foo.md` beside `foo.md`, a name written once in NFC and once in NFD, or a bundle folder
+    `Post/` beside `post/`."""
+    mine = _prefixes(path)
+    for other in sorted(existing):
+        for key, real in _prefixes(other).items():
+            if key in mine and mine[key] != real:
+                return real
+    return None
+
+
+def _prefixes(path: str) -> dict[str, str]:
+    """Folded form → real form of the path and of each folder on its way."""
+    parts = path.split("/")
+    return {fold(p): p for p in ("/".join(parts[: i + 1]) for i in range(len(parts)))}
+
+
+def after_judge(target: Target, verdict: Mapping[str, Any], steps: StepsConfig) -> Verdict | None:
+    """The judge's answer held to the path rules."""
+    decision = verdict["decision"]
+    if decision == "SKIP":
+        return Verdict(State.SKIPPED, str(verdict.get("reason") or "judge: duplicate"))
+    if decision == "UPDATE" and verdict.get("target") != target.path:
+        return Verdict(
+            State.REVIEW,
+            f"judge pointed at another article ({verdict.get('target')}), "
+            f"not this job's target {target.path}",
+        )
+    score = verdict.get("score")
+    if (
+        decision == "NEW"
+        and steps.similar == "review"
+        and isinstance(score, (int, float))
+        and score >= steps.similarity_update
+    ):
+        return Verdict(
+            State.REVIEW,
+            f'{score:.2f} similar to {verdict.get("similar")} ([steps] similar = "review")',
+        )
+    return None

@@ -1,0 +1,1 @@
+"""What site generators expect of an article: front matter, paths, validation, detection."""
