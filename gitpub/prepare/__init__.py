@@ -327,11 +327,16 @@ class Preparer:
     def worktree(self, base: Oid) -> Path:
         """Where the job's files are written before they are sealed. Not a registered git
         worktree: the commit is made in memory from the sealed artifacts. The font gate reads
-        the articles and asks git about them, so with a [fonts] table it is a checkout of
-        base in a repository of its own that borrows the blog's objects."""
+        the articles and asks git about them, and an external gate may build the whole site
+        (contrib/site_build_gate.py), so for either it is a checkout of base in a repository
+        of its own that borrows the blog's objects."""
         place = self.dir / "checkout"
         shutil.rmtree(place, ignore_errors=True)  # whatever a killed worker left
-        if self.ctx.config.fonts is None:
+        steps = self.ctx.config.steps
+        external_gate = bool(steps.review) or any(
+            isinstance(spec, tuple) and spec for spec in (steps.scan, steps.validate)
+        )
+        if self.ctx.config.fonts is None and not external_gate:
             place.mkdir(parents=True)
             return place
         return worktrees.scratch_checkout(self.ctx.repo, base, place)
