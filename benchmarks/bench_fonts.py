@@ -112,8 +112,12 @@ def _git(cwd: Path, *args: str) -> None:
 def make_repo(where: Path, source: str, face: int, text: str) -> Path:
     root = where / "blog"
     (root / "content" / "posts").mkdir(parents=True)
+    # fonts.source must be a file of the repository: a link to the system font stands in.
+    (root / "fonts").mkdir()
+    link = root / "fonts" / Path(source).name
+    link.symlink_to(Path(source).resolve())
     (root / ".blogpub.toml").write_text(
-        f'[fonts]\nsource = "{source}"\nface = {face}\noutputs = ["public/blog.woff2"]\n',
+        f'[fonts]\nsource = "fonts/{link.name}"\nface = {face}\noutputs = ["public/blog.woff2"]\n',
         encoding="utf-8",
     )
     (root / "content" / "posts" / "all.md").write_text(text, encoding="utf-8")

@@ -5,16 +5,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Publisher", "SecretsFound", "Submitted", "__version__"]
+__all__ = ["KeyReused", "Publisher", "SecretsFound", "Submitted", "__version__"]
 
 if TYPE_CHECKING:
     from gitpub.api import Publisher, Submitted
-    from gitpub.errors import SecretsFound
+    from gitpub.errors import KeyReused, SecretsFound
 
 
 def __getattr__(name: str) -> Any:
     # The API pulls in pygit2 and SQLite; `python -m gitpub --help` and the hooks' fast
     # paths should not pay for that just by importing the package.
+    if name == "KeyReused":
+        from gitpub.errors import KeyReused
+
+        return KeyReused
     if name in ("Publisher", "Submitted"):
         from gitpub import api
 

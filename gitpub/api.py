@@ -53,7 +53,8 @@ class Publisher:
         allow: Sequence[str] = (),
         assets: Mapping[str, bytes] | None = None,
     ) -> Submitted:
-        """Register the publication; durable when this returns. Same key → same job.
+        """Register the publication; durable when this returns. Same key and source → same
+        job; the same key with another source (or target) raises `KeyReused`.
 
         A source holding a secret raises `SecretsFound` (its `findings` carry kind, line and
         fingerprint) before anything is recorded; pass a fingerprint in `allow` to publish

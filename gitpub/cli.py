@@ -223,12 +223,17 @@ def demo(directory: Path | None) -> None:
 
 
 @cli.command()
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="First rebuild a lost job database from the job folders, job refs and the remote.",
+)
 @pass_ctx
-def reconcile(c: _Ctx) -> None:
+def reconcile(c: _Ctx, rebuild: bool) -> None:
     """Recover interrupted jobs and register unsynced hand edits, in the foreground."""
     from gitpub.commands import run as cmd
 
-    cmd.reconcile(c.path)
+    cmd.reconcile(c.path, rebuild=rebuild)
 
 
 @cli.command()
@@ -401,7 +406,12 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"git blogpub: {sanitize(str(exc.strerror or exc))}{sanitize(where)}", err=True)
         sys.exit(1)
     except sqlite3.Error as exc:
-        click.echo(f"git blogpub: job database: {sanitize(str(exc))}", err=True)
+        # Damage found after the database opened (a page past a truncation, say).
+        click.echo(
+            f"git blogpub: job database: {sanitize(str(exc))} "
+            "(`git blogpub doctor` says how to recover it)",
+            err=True,
+        )
         sys.exit(1)
     except Exception as exc:  # a bug: still one line, unless asked for the traceback
         if os.environ.get("GITPUB_DEBUG"):

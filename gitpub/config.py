@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -19,6 +20,10 @@ else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
 
 CONFIG_NAME = ".blogpub.toml"
+
+MAX_SECONDS = 366 * 86400.0
+"""The longest delay, timeout or lease a config may name: a year. Beyond that a timestamp
+computed from it would overflow (and no sane setting is that long)."""
 
 StepSpec = Union[str, tuple[str, ...]]
 """A step is "builtin:NAME" or an argv for an external command."""
@@ -164,21 +169,27 @@ class _Reader:
             raise self._fail(key, "a non-empty string")
         return value
 
-    def integer(self, key: str, default: int, lo: int | None = None, hi: int | None = None) -> int:
+    def integer(self, key: str, default: int, lo: int, hi: int) -> int:
         value = self.data.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self._fail(key, "an integer")
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            bounds = f"from {lo}" + (f" to {hi}" if hi is not None else "")
-            raise ConfigError(f"{self.path}: {self._key(key)} must be an integer {bounds}")
+        if not lo <= value <= hi:
+            raise ConfigError(
+                f"{self.path}: {self._key(key)} must be an integer from {lo} to {hi}, got {value}"
+            )
         return value
 
-    def number(self, key: str, default: float, lo: float = 0.0) -> float:
+    def number(self, key: str, default: float, lo: float = 0.0, hi: float = MAX_SECONDS) -> float:
         value = self.data.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self._fail(key, "a number")
-        if value < lo:
-            raise ConfigError(f"{self.path}: {self._key(key)} must be at least {lo}")
+        # NaN compares false with everything, so it would pass a plain range check and then
+        # turn every deadline computed from it into nonsense.
+        if not math.isfinite(value) or not lo <= value <= hi:
+            raise ConfigError(
+                f"{self.path}: {self._key(key)} must be a number from {_num(lo)} to {_num(hi)}, "
+                f"got {value}"
+            )
         return float(value)
 
     def strings(self, key: str, default: tuple[str, ...], nonempty: bool = True) -> tuple[str, ...]:
@@ -222,11 +233,59 @@ class _Reader:
         )
 
 
+def _num(x: float) -> str:
+    return f"{x:g}" if x < 1e6 else str(int(x))
+
+
 def _relative_path(path: Path, key: str, value: str) -> str:
     pure = Path(value)
     if pure.is_absolute() or ".." in pure.parts or value.startswith("~"):
         raise ConfigError(f"{path}: {key} must be a path inside the repository, got {value!r}")
-    return pure.as_posix().rstrip("/")
+    if any(part.casefold() == ".git" for part in pure.parts):
+        raise ConfigError(f"{path}: {key} must not be inside .git, got {value!r}")
+    text = pure.as_posix().rstrip("/")
+    if text in ("", "."):
+        # The whole repository as a content folder would make every file an article.
+        raise ConfigError(f"{path}: {key} must name a folder below the repository root, not '.'")
+    return text
+
+
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def valid_ref_name(ref: str) -> bool:
+    """Whether git accepts `ref` as a reference name: the rules of git-check-ref-format(1)."""
+    if not ref or _REF_FORBIDDEN.search(ref) or ref == "@":
+        return False
+    if ref.startswith("/") or ref.endswith(("/", ".")) or "/" not in ref:
+        return False
+    return not any(c.startswith(".") or c.endswith(".lock") for c in ref.split("/"))
+
+
+def _branch_name(path: Path, key: str, value: str, ref: str) -> str:
+    if value.startswith("-") or value == "HEAD" or not valid_ref_name(ref):
+        raise ConfigError(
+            f"{path}: {key} {value!r} is not a name git accepts (git check-ref-format)"
+        )
+    return value
+
+
+def _font_source(path: Path, value: str) -> str:
+    """fonts.source must be a file of the repository: every node, and every job worktree,
+    builds the subsets from the same bytes."""
+    root = path.parent.resolve()
+    pure = Path(value).expanduser()
+    inside = (pure.is_absolute() and Path(os.path.normpath(pure)).is_relative_to(root)) or (
+        not pure.is_absolute() and not os.path.normpath(pure).startswith("..")
+    )
+    if not inside:
+        raise ConfigError(
+            f"{path}: fonts.source {value!r} is outside the repository; copy the font into it "
+            "(e.g. fonts/) and name it relative to the repository root"
+        )
+    if any(part.casefold() == ".git" for part in pure.parts):
+        raise ConfigError(f"{path}: fonts.source must not be inside .git, got {value!r}")
+    return value
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -257,13 +316,15 @@ def _publish(path: Path, data: Any) -> PublishConfig:
         why = check_template(template)
         if why:
             raise ConfigError(f"{path}: publish.path = {template!r}: {why}")
+    remote = r.string("remote", d.remote)
+    branch = r.string("branch", d.branch)
     return PublishConfig(
         path=template,
-        remote=r.string("remote", d.remote),
-        branch=r.string("branch", d.branch),
+        remote=_branch_name(path, "publish.remote", remote, f"refs/remotes/{remote}/x"),
+        branch=_branch_name(path, "publish.branch", branch, f"refs/heads/{branch}"),
         content=content,
         suffixes=suffixes,
-        max_source_bytes=r.integer("max_source_bytes", d.max_source_bytes, lo=1),
+        max_source_bytes=r.integer("max_source_bytes", d.max_source_bytes, lo=1, hi=2**30),
         author=_author(path, r.data.get("author")),
         sign=r.boolean("sign", d.sign),
     )
@@ -311,7 +372,7 @@ def _fonts(path: Path, data: Any) -> FontsConfig:
             raise ConfigError(f"{path}: fonts.outputs entries must end in .woff2 or .woff: {o!r}")
     if len(set(outputs)) != len(outputs):
         raise ConfigError(f"{path}: fonts.outputs lists the same file twice")
-    source = r.string("source", d.source)
+    source = _font_source(path, r.string("source", d.source))
     if not source.lower().endswith((".ttf", ".otf", ".ttc", ".otc")):
         raise ConfigError(f"{path}: fonts.source must be a .ttf, .otf or .ttc file: {source!r}")
     articles = tuple(
@@ -323,7 +384,7 @@ def _fonts(path: Path, data: Any) -> FontsConfig:
         raise r._fail("cjk_punctuation", "a boolean")
     return FontsConfig(
         source=source,
-        face=r.integer("face", d.face, lo=0),
+        face=r.integer("face", d.face, lo=0, hi=65535),
         outputs=outputs,
         always=r.string("always", d.always),
         quality=r.integer("quality", d.quality, lo=0, hi=11),
@@ -363,8 +424,8 @@ def _steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
         scan=r.step("scan", base.scan),
         validate=r.step("validate", base.validate, optional=True),
         timeout=r.number("timeout", base.timeout, lo=0.001),
-        similarity_skip=r.number("similarity_skip", base.similarity_skip),
-        similarity_update=r.number("similarity_update", base.similarity_update),
+        similarity_skip=r.number("similarity_skip", base.similarity_skip, hi=1.0),
+        similarity_update=r.number("similarity_update", base.similarity_update, hi=1.0),
         similar=r.choice("similar", base.similar, ("record", "review")),
     )
 
@@ -376,11 +437,11 @@ def _retry(path: Path, data: Any) -> RetryConfig:
     )
     d = RetryConfig()
     return RetryConfig(
-        max_attempts=r.integer("max_attempts", d.max_attempts, lo=1),
+        max_attempts=r.integer("max_attempts", d.max_attempts, lo=1, hi=1000),
         base_delay=r.number("base_delay", d.base_delay),
         max_delay=r.number("max_delay", d.max_delay),
         probe_interval=r.number("probe_interval", d.probe_interval),
-        push_races=r.integer("push_races", d.push_races, lo=1),
+        push_races=r.integer("push_races", d.push_races, lo=1, hi=100),
         lease_seconds=r.number("lease_seconds", d.lease_seconds, lo=0.1),
     )
 
@@ -403,7 +464,7 @@ def _scan(path: Path, data: Any) -> ScanConfig:
 def _gc(path: Path, data: Any) -> GcConfig:
     r = _Reader(path, "gc", data)
     r.check_known({"keep_days"})
-    return GcConfig(keep_days=r.number("keep_days", GcConfig().keep_days))
+    return GcConfig(keep_days=r.number("keep_days", GcConfig().keep_days, hi=36500.0))
 
 
 def _sync(path: Path, data: Any) -> SyncConfig:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitpub import config as config_mod
+from gitpub import lost
 from gitpub.config import Config
 from gitpub.errors import GitpubError
 from gitpub.gitrepo import Repo
@@ -55,5 +56,24 @@ def open_context(path: Path, *, need_remote: bool = True) -> Context:
             f"(set publish.remote in {config_mod.CONFIG_NAME} or `git remote add`)"
         )
     state = repo.state_dir
-    store = Store(state / "state.sqlite3")
+    store = open_store(state)
     return Context(repo=repo, config=cfg, store=store, locks=Locks(state / "locks"))
+
+
+def open_store(state: Path) -> Store:
+    """The job database, unless it was lost beside job folders that outlived it (see
+    gitpub.lost): then every command stops with the fix, rather than read an empty store."""
+    lost.check_absent(state)
+    try:
+        store = Store(state / "state.sqlite3")
+    except GitpubError as exc:
+        why = lost.why_lost(state, None)
+        if why:
+            raise lost.DatabaseLost(f"{why}; {exc.message}") from None
+        raise
+    try:
+        lost.check(state, store.conn)
+    except BaseException:
+        store.close()
+        raise
+    return store

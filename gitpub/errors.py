@@ -27,6 +27,18 @@ class InputError(GitpubError):
     """A submitted source or argument is unusable."""
 
 
+class KeyReused(InputError):
+    """An idempotency key already names a job made for another source (or target).
+
+    `key` is the sanitized key (fit for display), `job_id` the job the key names."""
+
+    def __init__(self, key: str, job_id: str, what: str = "source") -> None:
+        super().__init__(f"key {key} was used for a different {what} (job {job_id})")
+        self.key = key
+        self.job_id = job_id
+        self.what = what
+
+
 class SecretsFound(InputError):
     """A submitted source holds secrets; nothing was recorded. Carries the findings (kind,
     line, fingerprint — never the secret) so a caller can show them or allow them."""

@@ -132,7 +132,7 @@ def _rebuild_and_amend(
     )
     run_git(["update-ref", "-m", "gitpub: fonts rebuilt", "HEAD", amended, head], worktree)
     artifact_dir = _store_artifacts(ctx, job, worktree, entries, new)
-    return jobs.record(
+    job = jobs.record(
         ctx.store,
         job,
         "fonts:regenerated",
@@ -147,6 +147,8 @@ def _rebuild_and_amend(
         artifact_sha256=new,
         artifact_dir=artifact_dir,
     )
+    jobs.remember_prepared(ctx.store, job)
+    return job
 
 
 def _store_artifacts(

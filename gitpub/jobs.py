@@ -11,9 +11,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from gitpub import jobrecord
 from gitpub.config import Config
 from gitpub.context import Context
-from gitpub.errors import GitpubError, InputError
+from gitpub.errors import GitpubError, InputError, KeyReused
 from gitpub.files import write_atomic
 from gitpub.sanitize import sanitize, sanitize_obj
 from gitpub.scan import FINGERPRINT_CHARS
@@ -54,6 +55,8 @@ class Job:
     requested_target: str | None
     created_at: str
     updated_at: str
+    key_display: str
+    key_legacy: int
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Job:
@@ -68,7 +71,8 @@ class Job:
             "state": self.state.value,
             "failure_code": self.failure_code,
             "kind": self.kind,
-            "idempotency_key": self.idempotency_key,
+            "idempotency_key": self.key_display,  # sanitized: the raw key is never stored
+            "key_sha256": self.idempotency_key,
             "topic": self.topic,
             "target_path": self.target_path,
             "base_commit": self.base_commit,
@@ -171,11 +175,40 @@ def require(store: Store, job_id: str) -> Job:
     raise InputError(f"job {job_id}: no such job")
 
 
+def key_hash(key: str) -> Sha256:
+    """What the store keeps of an idempotency key: two keys never collide, and the raw key
+    (which may hold a secret) never reaches the disk."""
+    return Sha256(hashlib.sha256(key.encode("utf-8")).hexdigest())
+
+
 def by_key(store: Store, key: str) -> Job | None:
+    """The job of a raw idempotency key."""
     row = store.conn.execute(
-        "SELECT * FROM blog_publication WHERE idempotency_key = ?", (key,)
+        "SELECT * FROM blog_publication WHERE idempotency_key = ?", (key_hash(key),)
     ).fetchone()
+    display = sanitize(key)
+    if row is None and display != key:
+        # A job from before keys were hashed kept only its sanitized key (see store).
+        row = store.conn.execute(
+            "SELECT * FROM blog_publication WHERE key_legacy = 1 AND key_display = ?", (display,)
+        ).fetchone()
     return Job.from_row(row) if row else None
+
+
+def same_request(
+    job: Job, key: str, text: str, target: str | None, allow: Iterable[str] = ()
+) -> Job:
+    """An existing job for `key`, provided this is the same request again; else KeyReused.
+
+    As payment APIs treat idempotency keys: a key names one request, so a key sent with
+    another text (or another target) is a client's mistake, never a silent no-op. The text is
+    compared as it was stored: sanitized, keeping the findings allowed by fingerprint."""
+    clean = sanitize(text, allow)
+    if job.source_sha256 != hashlib.sha256(clean.encode("utf-8")).hexdigest():
+        raise KeyReused(sanitize(key), job.job_id, "source")
+    if (target or None) != job.requested_target:
+        raise KeyReused(sanitize(key), job.job_id, "target")
+    return job
 
 
 def all_jobs(store: Store, state: State | None = None) -> list[Job]:
@@ -238,7 +271,7 @@ def _canonical(detail: Mapping[str, Any] | None) -> str:
     return json.dumps(sanitize_obj(plain), sort_keys=True, ensure_ascii=False)
 
 
-def _append_event(
+def append_event(
     conn: sqlite3.Connection,
     job_id: str,
     src: State | None,
@@ -266,7 +299,7 @@ def _append_event(
 
 def note(conn: sqlite3.Connection, job_id: str, step: str, detail: Mapping[str, Any]) -> None:
     """An event without a state change, inside the caller's transaction."""
-    _append_event(conn, job_id, None, None, step, detail)
+    append_event(conn, job_id, None, None, step, detail)
 
 
 def check_allow(allow: Iterable[str]) -> tuple[str, ...]:
@@ -313,36 +346,53 @@ def create(
 ) -> tuple[Job, bool]:
     """Create the job for `key`, or return the existing one (created=False).
 
-    The idempotency key says "the same request again"; the source hash is only an index:
-    the same text submitted next week under a new key is a new, legitimate request."""
+    The idempotency key says "the same request again" (the same key with another source is
+    refused: KeyReused); the source hash is only an index: the same text submitted next week
+    under a new key is a new, legitimate request."""
     store = ctx.store
-    key = sanitize(key)  # stored sanitized, so looked up sanitized: the same key, the same job
+    allowed = ctx.config.scan.allow | frozenset(allow)
     existing = by_key(store, key)
     if existing:
-        return existing, False
+        return same_request(existing, key, source, target, allowed), False
     job_id = JobId(str(uuid.uuid4()))
     # The source is kept as written only where a person allowed a finding by fingerprint;
     # anything else the ruleset sees is redacted before it touches the disk.
-    clean = sanitize(source, ctx.config.scan.allow | frozenset(allow))
+    clean = sanitize(source, allowed)
     source_path = ctx.job_dir(job_id) / "source.txt"
-    # The file first, then the row: a crash between them leaves an orphan file that gc
-    # removes, never a row pointing at nothing.
+    source_sha256 = hashlib.sha256(clean.encode("utf-8")).hexdigest()
+    stamp = now()
+    # The files first, then the row: a crash between them leaves an orphan folder that gc
+    # removes, never a row pointing at nothing. The record makes the folder enough to
+    # rebuild the row from, should the database ever be lost.
     write_atomic(source_path, clean.encode("utf-8"))
     for name, data in sorted((assets or {}).items()):
         write_atomic(ctx.job_dir(job_id) / ASSETS / name, data)
-    stamp = now()
+    jobrecord.create(
+        ctx.job_dir(job_id),
+        {
+            "job_id": job_id,
+            "key_sha256": key_hash(key),
+            "key_display": sanitize(key),
+            "kind": kind,
+            "target": target,
+            "topic": sanitize(topic) if topic is not None else None,
+            "created_at": stamp,
+            "source_sha256": source_sha256,
+        },
+    )
     try:
         with store.transaction() as conn:
             conn.execute(
-                "INSERT INTO blog_publication (job_id, idempotency_key, kind, state, source_sha256,"
-                " source_path, topic, requested_target, max_attempts, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO blog_publication (job_id, idempotency_key, key_display, kind, state,"
+                " source_sha256, source_path, topic, requested_target, max_attempts, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     job_id,
-                    key,
+                    key_hash(key),
+                    sanitize(key),
                     kind,
                     State.RECEIVED.value,
-                    hashlib.sha256(clean.encode("utf-8")).hexdigest(),
+                    source_sha256,
                     str(source_path.relative_to(ctx.state_dir)),
                     sanitize(topic) if topic is not None else None,
                     target,
@@ -351,14 +401,14 @@ def create(
                     stamp,
                 ),
             )
-            _append_event(
+            append_event(
                 conn,
                 job_id,
                 None,
                 State.RECEIVED,
                 "submit",
                 {
-                    "key": key,
+                    "key": sanitize(key),
                     "kind": kind,
                     "target": target,
                     **({"allow": sorted(allow)} if allow else {}),
@@ -373,7 +423,7 @@ def create(
         winner = by_key(store, key)
         if winner is None:
             raise
-        return winner, False
+        return same_request(winner, key, source, target, allowed), False
     except BaseException:
         _remove_tree(ctx.job_dir(job_id))
         raise
@@ -463,7 +513,9 @@ def transition(
     """Move job to `to` (one transaction with its event). The row must still be in job.state
     and, when job holds a lease, still under that lease; otherwise LeaseLost."""
     check_transition(job.state, to, operator=operator)
-    return _update(store, job, to, step, detail, values, also)
+    fresh = _update(store, job, to, step, detail, values, also)
+    jobrecord.remember_state(job_dir(store, job.job_id), fresh)
+    return fresh
 
 
 def record(
@@ -509,7 +561,7 @@ def _apply(
         args.append(job.lease_token)
     if conn.execute(sql, args).rowcount != 1:
         raise LeaseLost(f"job {job.job_id}: no longer {job.state} under this worker's lease")
-    _append_event(conn, job.job_id, job.state if to else None, to, step, detail)
+    append_event(conn, job.job_id, job.state if to else None, to, step, detail)
 
 
 @dataclass(frozen=True)
@@ -536,3 +588,16 @@ def transition_all(
             _apply(conn, move.job, move.to, move.step, move.detail, move.values)
         if also is not None:
             also(conn)
+    for move in moves:
+        fresh = get(store, move.job.job_id)
+        if fresh is not None:
+            jobrecord.remember_state(job_dir(store, fresh.job_id), fresh)
+
+
+def job_dir(store: Store, job_id: str) -> Path:
+    """The job's folder beside the database (`Context.job_dir` for those holding a context)."""
+    return store.path.parent / "jobs" / job_id
+
+
+def remember_prepared(store: Store, job: Job) -> None:
+    jobrecord.remember_prepared(job_dir(store, job.job_id), job)

@@ -6,7 +6,7 @@ import contextlib
 import shutil
 from collections.abc import Sequence
 
-from gitpub import jobs, outbox, trailers
+from gitpub import confirm, jobs, outbox, trailers
 from gitpub.context import Context
 from gitpub.errors import GitCommandError, InputError
 from gitpub.files import write_atomic
@@ -72,9 +72,7 @@ def _already_delivered(ctx: Context, job: Job) -> str | None:
     pub = ctx.config.publish
     with ctx.locks.hold("delivery"), contextlib.suppress(GitCommandError):
         ctx.repo.fetch(pub.remote, pub.branch)
-    return trailers.find_remote(
-        ctx.repo, ctx.tracking_ref, job.base_commit, job.job_id, job.artifact_sha256
-    )
+    return confirm.find_published(ctx, job)
 
 
 def retry(ctx: Context, job_id: str) -> Job:

@@ -1,8 +1,9 @@
-"""Delivery: fetch, rebase onto the remote branch, push, and confirm by trailers.
+"""Delivery: fetch, rebase onto the remote branch, push, and confirm by trailers and content.
 
 A push may succeed while its response is lost, and a rebase gives the job commit a new
 hash, so "published" is decided only by finding the job's trailers on the remote-tracking
-branch after a fetch, and the hash stored is the remote's own."""
+branch after a fetch — on a commit whose tree holds the job's manifest (see `confirm`) — and
+the hash stored is the remote's own."""
 
 from __future__ import annotations
 
@@ -13,7 +14,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitpub import crash, jobs, leases, objects, outbox, recheck, repair, replay, trailers, trust
+from gitpub import (
+    confirm,
+    crash,
+    jobs,
+    leases,
+    objects,
+    outbox,
+    recheck,
+    repair,
+    replay,
+    trailers,
+    trust,
+)
 from gitpub.commit import point_job_refs, target_unchanged
 from gitpub.context import Context
 from gitpub.errors import GitCommandError, git_cause
@@ -113,7 +126,7 @@ def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
             return failed
         found = _confirmed(ctx, job)
         if found:
-            return Result("published", "confirmed by trailers", found)
+            return Result("published", "confirmed by trailers and content", found)
         if pushed.ok:
             return Result("retry", "push accepted but the commit is not on the remote branch")
         jobs.record(ctx.store, job, "push:rejected", {"race": race, "reason": "non-fast-forward"})
@@ -163,9 +176,7 @@ def fetch_repairing(ctx: Context) -> repair.Repaired | None:
 
 
 def _confirmed(ctx: Context, job: Job) -> Oid | None:
-    return trailers.find_remote(
-        ctx.repo, ctx.tracking_ref, job.base_commit, job.job_id, job.artifact_sha256 or ""
-    )
+    return confirm.find_published(ctx, job)
 
 
 def _record_local(ctx: Context, job: Job, head: Oid) -> Job:

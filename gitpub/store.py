@@ -6,14 +6,41 @@ No business logic lives here; `jobs` and `outbox` own the meaning of the rows.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
 from gitpub.errors import GitpubError
 
-_MIGRATIONS: tuple[str, ...] = (
+
+def _hash_keys(conn: sqlite3.Connection) -> None:
+    """Version 3: idempotency keys become the SHA-256 of the raw key.
+
+    Versions 1 and 2 stored keys sanitized, so two secret-looking keys could collide. Those rows'
+    raw keys are unknown: each keeps its sanitized key for display, hashed as its key, and is
+    marked legacy — a lookup of a raw key whose sanitized form differs from it falls back to
+    legacy rows by display, so a client resubmitting an old key still finds its job.
+
+    store_meta.created_at says when this database began: jobs older than it that it does not
+    know betray a lost database (see gitpub.rebuild)."""
+    conn.execute("ALTER TABLE blog_publication ADD COLUMN key_display TEXT NOT NULL DEFAULT ''")
+    conn.execute("ALTER TABLE blog_publication ADD COLUMN key_legacy INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    rows = conn.execute("SELECT job_id, idempotency_key, created_at FROM blog_publication")
+    earliest = ""
+    for job_id, key, created_at in rows.fetchall():
+        conn.execute(
+            "UPDATE blog_publication SET idempotency_key = ?, key_display = ?, key_legacy = 1"
+            " WHERE job_id = ?",
+            (hashlib.sha256(key.encode("utf-8")).hexdigest(), key, job_id),
+        )
+        earliest = min(earliest or created_at, created_at)
+    conn.execute("INSERT INTO store_meta (name, value) VALUES ('created_at', ?)", (earliest,))
+
+
+_MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     # version 1
     """
     CREATE TABLE blog_publication (
@@ -82,6 +109,8 @@ _MIGRATIONS: tuple[str, ...] = (
         ON blog_publication (state, updated_at);
     CREATE INDEX IF NOT EXISTS blog_publication_updated ON blog_publication (updated_at);
     """,
+    # version 3
+    _hash_keys,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -127,10 +156,19 @@ class Store:
                     f"({SCHEMA_VERSION}); upgrade gitpub"
                 )
             for target in range(version, SCHEMA_VERSION):
-                for statement in _MIGRATIONS[target].split(";"):
-                    if statement.strip():
-                        self.conn.execute(statement)
+                step = _MIGRATIONS[target]
+                if callable(step):
+                    step(self.conn)
+                else:
+                    for statement in step.split(";"):
+                        if statement.strip():
+                            self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version = {target + 1}")
+            if version == 0:
+                # A new database: it knows every job from now on.
+                self.conn.execute(
+                    "UPDATE store_meta SET value = ? WHERE name = 'created_at'", (now(),)
+                )
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from gitpub.context import Context
 from gitpub.errors import GitpubError, InputError
-from gitpub.jobs import Job, by_key, create
+from gitpub.jobs import Job, by_key, create, same_request
 from gitpub.sanitize import sanitize
 from gitpub.store import Store
 
@@ -31,7 +31,10 @@ def topic_close(
     key = f"topic:{session}:{revision}"
     existing = by_key(store, key)
     if existing:
-        return existing, False
+        # Closing a closed revision again with another text is refused like any reused key:
+        # reopen the topic to publish again.
+        allowed = ctx.config.scan.allow | frozenset(allow)
+        return same_request(existing, key, source, None, allowed), False
 
     def bump_cursor(conn: sqlite3.Connection, job_id: str) -> None:
         if not bump:
@@ -70,3 +73,14 @@ def topic_reopen(store: Store, session: str) -> None:
             f"topic {session}: no such session (never closed); `git blogpub topic close "
             f"{session} --source FILE` starts it"
         )
+
+
+def restore_cursor(conn: sqlite3.Connection, session: str, revision: int) -> None:
+    """A rebuilt database's cursor: the session closed at its highest job's revision. (A
+    reopen after that close left no trace outside the lost database.)"""
+    conn.execute(
+        "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
+        " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
+        " close_revision = MAX(close_revision, excluded.close_revision)",
+        (sanitize(session), revision),
+    )

@@ -35,18 +35,24 @@ def job_trailers(job_id: JobId, manifest: Sha256, base: Oid, node: str) -> dict[
     return {JOB_ID: job_id, MANIFEST: manifest, BASE: base, NODE: node}
 
 
-def find_remote(
+def find_remote_all(
     repo: Repo, tracking_ref: str, base: str | None, job_id: str, manifest: str
-) -> Oid | None:
-    """The commit on the remote-tracking branch carrying BOTH the job id and manifest trailers.
+) -> list[Oid]:
+    """Every commit on the remote-tracking branch carrying BOTH the job id and manifest
+    trailers, newest first. Trailers are only a claim: `confirm` checks each one's content.
 
     Only the remote-tracking ref is searched (never local branches, never --all): a pushed-then-
     left-behind local job branch must not make an unpublished job look published."""
     tip = repo.resolve(tracking_ref)
     if tip is None:
-        return None
+        return []
     hide = [base] if base else []
-    return repo.find_by_trailers(tip, hide, {JOB_ID: job_id, MANIFEST: manifest})
+    return [
+        Oid(str(commit.id))
+        for commit in repo.walk(tip, hide)
+        if commit.message_trailers.get(JOB_ID) == job_id
+        and commit.message_trailers.get(MANIFEST) == manifest
+    ]
 
 
 def find_local(repo: Repo, job_id: str, manifest: str | None = None) -> Oid | None:

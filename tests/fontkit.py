@@ -76,6 +76,12 @@ def tiny_collection(path: Path, faces: int = 2) -> Path:
     return path
 
 
+def cjk_blog(base: Path) -> Blog:
+    """A font blog whose source is the system's CJK font, linked into the repository."""
+    source, face = cjk_font()
+    return make_font_blog(base, fonts_table(f"fonts/{Path(source).name}", face), link=Path(source))
+
+
 def cjk_font() -> tuple[str, int]:
     """The system's Noto Sans CJK SC as (file, face index); skips the test without it."""
     if shutil.which("fc-match"):
@@ -121,10 +127,14 @@ def fonts_table(
     )
 
 
-def make_font_blog(base: Path, fonts_toml: str, font_file: Path | None = None) -> Blog:
+def make_font_blog(
+    base: Path, fonts_toml: str, font_file: Path | None = None, link: Path | None = None
+) -> Blog:
     """A bare remote and a clone with a [fonts] config, one article and its subsets, pushed.
 
-    `font_file`, when given, is committed as fonts/tiny.ttf (a source inside the repository)."""
+    `font_file`, when given, is committed as fonts/tiny.ttf (a source inside the repository);
+    `link`, a system font, is committed as a symlink fonts/<its name> (fonts.source must be a
+    file of the repository)."""
     remote = base / "remote.git"
     root = base / "blog"
     git(base, "init", "--quiet", "--bare", str(remote))
@@ -135,9 +145,12 @@ def make_font_blog(base: Path, fonts_toml: str, font_file: Path | None = None) -
         + fonts_toml,
         encoding="utf-8",
     )
-    if font_file is not None:
+    if font_file is not None or link is not None:
         (root / "fonts").mkdir()
+    if font_file is not None:
         shutil.copyfile(font_file, root / "fonts" / "tiny.ttf")
+    if link is not None:
+        (root / "fonts" / link.name).symlink_to(link.resolve())
     posts = root / "content" / "posts"
     posts.mkdir(parents=True)
     (posts / "hello.mdx").write_text(article("你好", "这是第一篇文章。"), encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,77 @@ def test_config_errors_name_file_key_and_type(
     src.write_text(article("T", "body"))
     (blog.root / ".blogpub.toml").write_text(toml)
     _expect_failure(blog, ["submit", "--key", "k", "--source", str(src)], needle)
+
+
+@pytest.mark.parametrize(
+    ("toml", "needle"),
+    [
+        ("[retry]\nlease_seconds = nan\n", "retry.lease_seconds must be a number from 0.1 to"),
+        ("[retry]\nbase_delay = inf\n", "retry.base_delay must be a number from 0 to"),
+        ("[retry]\nmax_delay = -inf\n", "retry.max_delay must be a number"),
+        ("[retry]\nprobe_interval = 1e300\n", "retry.probe_interval must be a number"),
+        ("[retry]\nmax_attempts = 100000000000\n", "retry.max_attempts must be an integer"),
+        ("[steps]\nsimilarity_skip = 1.5\n", "steps.similarity_skip must be a number from 0 to 1"),
+        ("[steps]\ntimeout = nan\n", "steps.timeout must be a number"),
+        ("[gc]\nkeep_days = inf\n", "gc.keep_days must be a number"),
+        ('[publish]\ncontent = ["."]\n', "publish.content must name a folder below"),
+        ('[publish]\ncontent = ["./"]\n', "publish.content must name a folder below"),
+        ('[publish]\ncontent = [".git/posts"]\n', "publish.content must not be inside .git"),
+        ('[publish]\ncontent = ["posts/.GIT/x"]\n', "publish.content must not be inside .git"),
+        ('[publish]\nbranch = "main..x"\n', "publish.branch 'main..x' is not a name git"),
+        ('[publish]\nbranch = "feature/"\n', "publish.branch 'feature/' is not a name git"),
+        ('[publish]\nbranch = "a b"\n', "publish.branch 'a b' is not a name git accepts"),
+        ('[publish]\nbranch = "x.lock"\n', "publish.branch 'x.lock' is not a name git"),
+        ('[publish]\nbranch = "-x"\n', "publish.branch '-x' is not a name git accepts"),
+        ('[publish]\nremote = "or:igin"\n', "publish.remote 'or:igin' is not a name git"),
+        ('[fonts]\nsource = "/usr/share/fonts/x.ttf"\n', "fonts.source '/usr/share/fonts/x.ttf'"),
+        ('[fonts]\nsource = "../fonts/x.ttf"\n', "fonts.source '../fonts/x.ttf' is outside"),
+        ('[fonts]\nsource = "~/x.otf"\n', "fonts.source '~/x.otf' is outside the repository"),
+        ('[fonts]\noutputs = [".git/x.woff2"]\n', "fonts.outputs must not be inside .git"),
+    ],
+)
+def test_unsafe_config_values_are_refused(tmp_path: Path, toml: str, needle: str) -> None:
+    from gitpub import config
+    from gitpub.errors import ConfigError
+
+    (tmp_path / ".blogpub.toml").write_text(toml)
+    with pytest.raises(ConfigError) as refused:
+        config.load(tmp_path)
+    assert refused.value.message.startswith(f"{tmp_path / '.blogpub.toml'}: ")
+    assert needle in refused.value.message and "\n" not in refused.value.message
+
+
+def test_nan_lease_is_refused_by_every_command(blog: Blog, src: Path) -> None:
+    src.write_text(article("T", "body"))
+    (blog.root / ".blogpub.toml").write_text("[retry]\nlease_seconds = nan\n")
+    needle = ".blogpub.toml: retry.lease_seconds must be a number from 0.1 to 31622400, got nan"
+    _expect_failure(blog, ["submit", "--key", "k", "--source", str(src)], needle)
+    for args in (["run", "--until-idle"], ["relay"]):
+        res = blog.blogpub(*args)
+        assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+        assert needle in res.stderr
+
+
+def test_font_source_inside_the_repository_by_absolute_path_is_accepted(blog: Blog) -> None:
+    from gitpub import config
+
+    inside = blog.root / "fonts" / "x.ttf"
+    (blog.root / ".blogpub.toml").write_text(f'[fonts]\nsource = "{inside}"\n')
+    assert config.load(blog.root).fonts is not None
+
+
+def test_branch_names_are_judged_as_git_judges_them(tmp_path: Path) -> None:
+    from gitpub.config import valid_ref_name
+
+    names = [
+        "main", "release/2026", "a..b", "x.lock", ".hidden", "a/.b", "a b", "a~1", "a^",
+        "a:b", "a?", "a*", "a[", "a\\b", "a@{1}", "@", "a/", "/a", "a//b", "a.", "文章",
+        "ok-name_1.2", "a/b.lock/c", "a\x01", "a\x7f", "@@", "a@b", "..", "tab\tx",
+    ]  # fmt: skip
+    for name in names:
+        ref = f"refs/heads/{name}"
+        accepted = subprocess.run(["git", "check-ref-format", ref], cwd=tmp_path).returncode == 0
+        assert valid_ref_name(ref) is accepted, (name, accepted)
 
 
 def test_repository_without_the_remote(blog: Blog, src: Path) -> None:

@@ -14,12 +14,11 @@ from conftest import Blog, article
 from fontkit import (
     COVERED,
     chars,
+    cjk_blog,
     cjk_font,
     cmap,
     commit_article,
     coverage,
-    fonts_table,
-    make_font_blog,
     tiny_blog,
 )
 
@@ -48,7 +47,7 @@ def test_job_commits_carry_article_and_regenerated_subset_of_a_real_cjk_font(
     tmp_path: Path,
 ) -> None:
     source, face = cjk_font()
-    blog = make_font_blog(tmp_path, fonts_table(source, face))
+    blog = cjk_blog(tmp_path)
     text = article("春天", "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。🦜", slug="spring")
     job_id = blog.submit("spring", text)
     blog.ok("run", "--until-idle")
@@ -72,7 +71,7 @@ def test_job_commits_carry_article_and_regenerated_subset_of_a_real_cjk_font(
 
 def test_two_nodes_font_only_conflict_is_regenerated_not_a_conflict(tmp_path: Path) -> None:
     source, face = cjk_font()
-    first = make_font_blog(tmp_path, fonts_table(source, face))
+    first = cjk_blog(tmp_path)
     second = first.clone("second")
     a = first.submit("a", article("山", "山高月小，水落石出。", slug="mountain"))
     b = second.submit("b", article("海", "海阔凭鱼跃，天空任鸟飞。", slug="sea"))

@@ -125,7 +125,7 @@ def test_trailer_lookup_over_many_commits_finds_each_job(blog: Blog) -> None:
         job = blog.job(job_id)["job"]
         by_grep = trailers.grep_local(repo, job_id)
         assert by_grep is not None and repo.trailers(by_grep)[trailers.JOB_ID] == job_id
-        found = trailers.find_remote(
+        (found,) = trailers.find_remote_all(
             repo, "refs/remotes/origin/main", None, job_id, job["artifact_sha256"]
         )
         assert found == job["remote_commit"]
@@ -143,7 +143,7 @@ def test_remote_confirmation_ignores_local_branches(blog: Blog) -> None:
     git(blog.root, "branch", "leftover")
     git(blog.root, "reset", "--quiet", "--hard", "HEAD~1")
     repo = Repo(blog.root)
-    assert trailers.find_remote(repo, "refs/remotes/origin/main", None, "j-1", "m-1") is None
+    assert trailers.find_remote_all(repo, "refs/remotes/origin/main", None, "j-1", "m-1") == []
     assert trailers.grep_local(repo, "j-1") is not None
 
 

@@ -500,11 +500,6 @@ def test_a_remote_commit_with_the_job_id_but_another_manifest_is_no_confirmation
     assert blog.remote_file(blog.job(job_id)["job"]["target_path"]) == text.encode()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="confirmation compares the trailers only, not the tree's bytes (SPEC §4); "
-    "confirmation by content is being built separately",
-)
 def test_a_remote_commit_with_both_trailers_but_other_bytes_is_no_confirmation(
     blog: Blog,
 ) -> None:

@@ -102,11 +102,14 @@ def _scaffold(root: Path) -> tuple[Path, Path, Path, str]:
         _git(clone, "config", "user.email", "demo@gitpub.invalid")
     _git(blog, "checkout", "--quiet", "-B", "main")
     system = demo_font.system_font()
+    (blog / "fonts").mkdir()
     if system is not None:
-        source, where = str(system), f"the system font {system.name}"
+        # fonts.source must be a file of the repository: a link to the system font will do
+        # for a scratch blog (a real blog commits the font itself).
+        (blog / "fonts" / system.name).symlink_to(system)
+        source, where = f"fonts/{system.name}", f"the system font {system.name}"
     else:
         chars = "".join(t + b for t, b in ARTICLES.values()) + "修改一处错字加上一句"
-        (blog / "fonts").mkdir()
         (blog / "fonts" / "demo.ttf").write_bytes(demo_font.build(chars))
         source, where = "fonts/demo.ttf", "a font built on the spot (no CJK font installed)"
     (blog / ".blogpub.toml").write_text(CONFIG.format(source=source))

@@ -150,10 +150,26 @@ def relay(path: Path, *, job_ids: tuple[str, ...]) -> None:
             raise InputError("; ".join(stuck))
 
 
-def reconcile(path: Path) -> None:
+def reconcile(path: Path, *, rebuild: bool = False) -> None:
+    if rebuild:
+        _rebuild(path)
     with open_context(path) as ctx:
         repair_repository(ctx)
         advanced = {j.job_id: j for j in recover(ctx, interrupted(ctx))}
         advanced.update((j.job_id, j) for j in worker.run_until_idle(ctx))
         _summary(list(advanced.values()))
         say(f"reconciled: {len(advanced)} job(s) advanced")
+
+
+def _rebuild(path: Path) -> None:
+    from gitpub import rebuild
+
+    done = rebuild.rebuild(path)
+    for name in done.moved_aside:
+        say(f"kept the lost database as {name}")
+    say(done.remote)
+    for job_id, state in done.states.items():
+        say(f"{job_id} rebuilt {state}")
+    for line in done.left:
+        say(line)
+    say(f"rebuilt: {len(done.states)} job(s) from their folders")

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gitpub import joblist, jobs, outbox
+from gitpub import joblist, jobs, lost, outbox
 from gitpub.commands.output import emit_json, say
 from gitpub.context import Context, open_context
 from gitpub.errors import InputError
@@ -42,8 +42,11 @@ def _one_line(text: str, room: int) -> str:
 
 
 def _no_store_yet(path: Path) -> bool:
-    """Reading must not create: on a clone gitpub never ran in, there is simply no job."""
-    return not (Repo.discover(path).state_dir / "state.sqlite3").exists()
+    """Reading must not create: on a clone gitpub never ran in, there is simply no job. (A
+    database missing beside job folders is not that: it was lost.)"""
+    state = Repo.discover(path).state_dir
+    lost.check_absent(state)
+    return not (state / "state.sqlite3").exists()
 
 
 def _hand_edits(ctx: Context) -> None:

@@ -55,10 +55,12 @@ def diagnose(path: Path) -> Report:
             check_locks(report, repo, known)
             check_leases(report, known)
             check_stuck_jobs(report, db, cfg or Config(root=repo.root), known)
-        elif (repo.state_dir / "state.sqlite3").exists():
+        elif (repo.state_dir / "state.sqlite3").exists() or _database_problem(report):
             if cfg is not None:
                 check_trust(report, repo, cfg, 0)
-            return report  # an unusable database: nothing below can be judged without it
+            # An unusable or lost database: nothing below can be judged without it (every
+            # job folder, worktree and ref would look orphaned).
+            return report
         else:
             known = {}  # no database at all: job refs and worktrees left here belong to no job
         if cfg is not None:
@@ -70,6 +72,10 @@ def diagnose(path: Path) -> Report:
             check_trust(report, repo, cfg, len(held))
         check_leftovers(report, repo, cfg or Config(root=repo.root), known)
     return report
+
+
+def _database_problem(report: Report) -> bool:
+    return any(f.check == "database" and f.status == PROBLEM for f in report.findings)
 
 
 def render(report: Report, say: Callable[[str], None]) -> None:

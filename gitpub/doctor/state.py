@@ -9,7 +9,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 
-from gitpub import gc, leases, trailers, worker
+from gitpub import gc, leases, lost, trailers, worker
 from gitpub.config import Config
 from gitpub.doctor import holders
 from gitpub.doctor.report import OK, PROBLEM, WARNING, Report, some
@@ -25,8 +25,13 @@ def database(report: Report, repo: Repo) -> Iterator[sqlite3.Connection | None]:
 
     Opened without gitpub's Store: that would create a missing one and migrate an old one."""
     path = repo.state_dir / "state.sqlite3"
+    rebuild = "git blogpub reconcile --rebuild (rebuilds it from the job folders)"
     if not path.is_file():
-        report.add("database", OK, "no job database yet (the first submit makes it)")
+        why = lost.why_lost(repo.state_dir, None)
+        if why:
+            report.add("database", PROBLEM, f"job database lost: {why}", rebuild)
+        else:
+            report.add("database", OK, "no job database yet (the first submit makes it)")
         yield None
         return
     recover = (
@@ -42,13 +47,20 @@ def database(report: Report, repo: Repo) -> Iterator[sqlite3.Connection | None]:
             broken_links = conn.execute("PRAGMA foreign_key_check").fetchall()
             version = conn.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            report.add("database", PROBLEM, f"{path}: unusable: {exc}", recover)
+            report.add(
+                "database", PROBLEM, f"{_lost(repo)}{path}: unusable: {exc}", _fix(repo, recover)
+            )
             yield None
             return
         if rows != ["ok"]:
             first = str(rows[0]).splitlines()
             detail = next((line for line in first if not line.startswith("***")), first[0])
-            report.add("database", PROBLEM, f"{path}: integrity check failed: {detail}", recover)
+            report.add(
+                "database",
+                PROBLEM,
+                f"{_lost(repo)}{path}: integrity check failed: {detail}",
+                _fix(repo, recover),
+            )
             yield None
             return
         if version > SCHEMA_VERSION:
@@ -58,6 +70,11 @@ def database(report: Report, repo: Repo) -> Iterator[sqlite3.Connection | None]:
                 f"{path}: schema {version} is newer than this gitpub's ({SCHEMA_VERSION})",
                 "upgrade gitpub on this machine",
             )
+            yield None
+            return
+        why = lost.why_lost(repo.state_dir, conn) if version >= 2 else None
+        if why:
+            report.add("database", PROBLEM, f"job database lost: {why}", rebuild)
             yield None
             return
         if broken_links:
@@ -72,6 +89,17 @@ def database(report: Report, repo: Repo) -> Iterator[sqlite3.Connection | None]:
         yield conn
     finally:
         conn.close()
+
+
+def _lost(repo: Repo) -> str:
+    return "job database lost: " if lost.job_folders(repo.state_dir) else ""
+
+
+def _fix(repo: Repo, recover: str) -> str:
+    """A broken database beside job folders can also be rebuilt from them."""
+    if not lost.job_folders(repo.state_dir):
+        return recover
+    return f"{recover}; or rebuild it from the job folders: git blogpub reconcile --rebuild"
 
 
 def check_locks(report: Report, repo: Repo, known: dict[str, sqlite3.Row]) -> None:

@@ -356,6 +356,7 @@ class Preparer:
             artifact_dir=str(artifacts.relative_to(self.ctx.state_dir)),
             artifact_sha256=digest,
         )
+        jobs.remember_prepared(self.ctx.store, self.job)
         return Outcome(State.READY_TO_COMMIT)
 
 

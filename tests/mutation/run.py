@@ -48,9 +48,22 @@ MUTANTS = (
     Mutant(
         "confirmation ignores the manifest",
         "gitpub/trailers.py",
-        "return repo.find_by_trailers(tip, hide, {JOB_ID: job_id, MANIFEST: manifest})",
-        "return repo.find_by_trailers(tip, hide, {JOB_ID: job_id})",
-        (SAFETY + "test_a_remote_commit_with_the_job_id_but_another_manifest_is_no_confirmation",),
+        "        and commit.message_trailers.get(MANIFEST) == manifest\n",
+        "",
+        (
+            "tests/test_confirm.py::test_job_id_with_another_manifest_does_not_confirm",
+            SAFETY + "test_a_remote_commit_with_the_job_id_but_another_manifest_is_no_confirmation",
+        ),
+    ),
+    Mutant(
+        "confirmation by trailers alone",
+        "gitpub/confirm.py",
+        "        bad = differing_paths(ctx, oid, entries)\n",
+        "        bad: list[str] = []\n",
+        (
+            "tests/test_confirm.py::test_forged_trailer_commit_does_not_publish_the_job",
+            SAFETY + "test_a_remote_commit_with_both_trailers_but_other_bytes_is_no_confirmation",
+        ),
     ),
     Mutant(
         "CAS always passes",
@@ -214,9 +227,9 @@ MUTANTS = (
     Mutant(
         "confirmation from local branches too",
         "gitpub/trailers.py",
-        "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return None\n"
+        "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return []\n"
         "    hide = [base] if base else []",
-        "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return None\n"
+        "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return []\n"
         "    tip = repo.resolve('refs/heads/leftover') or tip\n"
         "    hide = [base] if base else []",
         (PUBLISH + "test_remote_confirmation_ignores_local_branches",),

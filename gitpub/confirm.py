@@ -1,0 +1,77 @@
+"""Confirmation of publication: the job's trailers on the remote branch AND its content there.
+
+Anyone with push access can write `Blog-Job-Id: <id>` and `Blog-Manifest-Sha256: <hash>` into
+a commit message (`show --json` prints both values). Trailers only point at a candidate; a job
+is published when that commit's tree holds every file of the job's manifest with the
+manifest's bytes. A candidate carrying the trailers with other content is recorded as an event
+and passed over, and delivery goes on with the job's own commit."""
+
+from __future__ import annotations
+
+from gitpub import jobs, trailers
+from gitpub.commit import ArtifactsDamaged, load_manifest
+from gitpub.context import Context
+from gitpub.jobs import Job
+from gitpub.prepare import manifest
+from gitpub.types import Oid
+
+CONTENT_DIFFERS = "confirm:content-differs"
+"""The event recorded for a commit that carries the job's trailers but not its content."""
+
+
+def differing_paths(ctx: Context, oid: str, entries: list[manifest.Entry]) -> list[str]:
+    """The manifest's paths whose bytes at commit `oid` are not the manifest's (or absent)."""
+    bad = []
+    for e in entries:
+        data = ctx.repo.blob_at(oid, e.path)
+        if data is None or len(data) != e.size or manifest.sha256_bytes(data) != e.sha256:
+            bad.append(e.path)
+    return bad
+
+
+def find_published(ctx: Context, job: Job) -> Oid | None:
+    """The commit on the remote-tracking branch that publishes this job, or None.
+
+    Its `Blog-Job-Id` and `Blog-Manifest-Sha256` trailers match the job, and its tree holds
+    the manifest's files with the manifest's bytes. Every candidate whose content differs is
+    recorded once as a `confirm:content-differs` event."""
+    if not job.artifact_sha256:
+        return None
+    candidates = trailers.find_remote_all(
+        ctx.repo, ctx.tracking_ref, job.base_commit, job.job_id, job.artifact_sha256
+    )
+    if not candidates:
+        return None
+    try:
+        entries = load_manifest(ctx, job)
+    except ArtifactsDamaged as exc:
+        # Without the manifest no candidate can be checked, so none confirms: the relay then
+        # stops on the same damage with its reason, which is what a person must look at.
+        jobs.record(ctx.store, job, "confirm:no-manifest", {"reason": exc.message})
+        return None
+    for oid in candidates:
+        bad = differing_paths(ctx, oid, entries)
+        if not bad:
+            return oid
+        _note_forgery(ctx, job, oid, bad)
+    return None
+
+
+def _note_forgery(ctx: Context, job: Job, oid: Oid, bad: list[str]) -> None:
+    seen = {
+        ev["detail"].get("commit")
+        for ev in jobs.events(ctx.store, job.job_id)
+        if ev["step"] == CONTENT_DIFFERS
+    }
+    if oid in seen:
+        return
+    jobs.record(
+        ctx.store,
+        job,
+        CONTENT_DIFFERS,
+        {
+            "commit": oid,
+            "paths": bad,
+            "reason": f"trailers on {oid}, content differs ({', '.join(bad)})",
+        },
+    )
