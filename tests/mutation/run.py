@@ -66,6 +66,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "the idempotency key stored sanitized, not hashed",
+        "gitpub/jobs.py",
+        '    return Sha256(hashlib.sha256(key.encode("utf-8")).hexdigest())',
+        "    return Sha256(sanitize(key))",
+        ("tests/test_keys.py::test_two_secret_looking_keys_stay_two_jobs",),
+    ),
+    Mutant(
         "CAS always passes",
         "gitpub/commit.py",
         "return now == job.target_blob_sha256",
