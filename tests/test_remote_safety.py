@@ -287,9 +287,7 @@ def test_resolve_needs_exactly_one_choice(blog: Blog) -> None:
 
 def test_topic_close_is_one_job_per_revision(blog: Blog) -> None:
     src = blog.root.parent / "topic.mdx"
-    src.write_text(
-        article("Topic", "What we learned in this session. Bearer abcdefghijklmnop123456")
-    )
+    src.write_text(article("Topic", "What we learned in this session."))
     first = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
     again = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
     assert first["created"] and not again["created"] and again["job_id"] == first["job_id"]
@@ -300,7 +298,17 @@ def test_topic_close_is_one_job_per_revision(blog: Blog) -> None:
     assert keys == ["topic:S1:1", "topic:S1:2"]
     again2 = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
     assert again2["job_id"] == third["job_id"]
-    # The token in the topic's text reached no file, no status line: only its redaction.
+
+
+def test_topic_close_with_a_token_is_refused_and_records_nothing(blog: Blog) -> None:
+    blog.ok("submit", "--key", "first", "--source", "-", input=article("First", "Plain."))
+    src = blog.root.parent / "topic.mdx"
+    src.write_text(article("Topic", "What we learned. Bearer abcdefghijklmnop123456"))
+    res = blog.blogpub("topic", "close", "S1", "--source", str(src))
+    assert res.returncode == 1, res.stderr
+    assert "bearer-token" in res.stderr and "nothing was recorded" in res.stderr
+    assert [j["idempotency_key"] for j in blog.status()] == ["first"]
+    # The token reached no file and no status line.
     _assert_never_persisted(blog, "abcdefghijklmnop123456")
 
 
