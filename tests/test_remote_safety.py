@@ -287,13 +287,6 @@ def test_resolve_needs_exactly_one_choice(blog: Blog) -> None:
 
 def test_topic_close_is_one_job_per_revision(blog: Blog) -> None:
     src = blog.root.parent / "topic.mdx"
-    # A token in the topic's text is refused at the door, as submit refuses it: no job, no
-    # revision, no state at all.
-    token = secret_corpus.one("np.github.1")
-    src.write_text(article("Topic", f"What we learned in this session. Token {token}"))
-    res = blog.blogpub("topic", "close", "S1", "--source", str(src))
-    assert res.returncode == 1 and "nothing was recorded" in res.stderr, res.stderr
-    assert not (blog.root / ".git" / "blogpub").exists()
     src.write_text(article("Topic", "What we learned in this session."))
     first = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
     again = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
@@ -305,8 +298,18 @@ def test_topic_close_is_one_job_per_revision(blog: Blog) -> None:
     assert keys == ["topic:S1:1", "topic:S1:2"]
     again2 = blog.ok("topic", "close", "S1", "--source", str(src), "--json").json()
     assert again2["job_id"] == third["job_id"]
-    # The refused token reached no file, no status line.
-    _assert_never_persisted(blog, token)
+
+
+def test_topic_close_with_a_token_is_refused_and_records_nothing(blog: Blog) -> None:
+    blog.ok("submit", "--key", "first", "--source", "-", input=article("First", "Plain."))
+    src = blog.root.parent / "topic.mdx"
+    src.write_text(article("Topic", "What we learned. Bearer abcdefghijklmnop123456"))
+    res = blog.blogpub("topic", "close", "S1", "--source", str(src))
+    assert res.returncode == 1, res.stderr
+    assert "bearer-token" in res.stderr and "nothing was recorded" in res.stderr
+    assert [j["idempotency_key"] for j in blog.status()] == ["first"]
+    # The token reached no file and no status line.
+    _assert_never_persisted(blog, "abcdefghijklmnop123456")
 
 
 def _assert_never_persisted(blog: Blog, token: str) -> None:
