@@ -27,7 +27,7 @@ def umask() -> Iterator[None]:
 
 
 def test_relay_on_a_job_in_review_names_the_commands(blog: Blog) -> None:
-    job_id = blog.submit("bad", article("Broken", "```\nnever closed\n"))
+    job_id = blog.submit("bad", article("Broken", "<Note>\n\nnever closed\n"))
     blog.ok("run", "--until-idle")
     res = blog.blogpub("relay", job_id)
     assert res.returncode == 1

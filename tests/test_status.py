@@ -3,6 +3,7 @@ summarized; `--json` with --state/--since/--limit; one line per reason, the whol
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import sys
 import uuid
@@ -30,12 +31,13 @@ def _add_finished(blog: Blog, count: int, state: str = "PUBLISHED") -> list[str]
         for i in range(count):
             job_id = str(uuid.uuid4())
             stamp = f"2025-01-01T00:00:{i % 60:02d}.{i:06d}Z"
+            key = f"old-{state}-{i}"
             conn.execute(
-                "INSERT INTO blog_publication (job_id, idempotency_key, kind, state,"
+                "INSERT INTO blog_publication (job_id, idempotency_key, key_display, kind, state,"
                 " source_sha256, source_path, max_attempts, target_path, created_at, updated_at)"
-                " VALUES (?, ?, 'article', ?, ?, ?, 8, ?, ?, ?)",
-                (job_id, f"old-{state}-{i}", state, "0" * 64, "x", f"content/posts/{i}.md")
-                + (stamp, stamp),
+                " VALUES (?, ?, ?, 'article', ?, ?, ?, 8, ?, ?, ?)",
+                (job_id, hashlib.sha256(key.encode()).hexdigest(), key, state, "0" * 64, "x")
+                + (f"content/posts/{i}.md", stamp, stamp),
             )
             ids.append(job_id)
     return ids
@@ -120,12 +122,31 @@ def test_show_prints_the_whole_reason_wrapped_and_finds_jobs_by_key(
 
 
 def test_a_version_1_store_gains_the_status_indexes_and_keeps_its_jobs(blog: Blog) -> None:
-    job_id = blog.submit("k", article("Kept", "Across the migration."))
-    db = blog.root / ".git" / "blogpub" / "state.sqlite3"
-    with sqlite3.connect(db) as conn:
-        conn.execute("DROP INDEX blog_publication_state_updated")
-        conn.execute("DROP INDEX blog_publication_updated")
-        conn.execute("PRAGMA user_version = 1")
+    """A store as version 1 wrote it (its own schema, no indexes) is migrated, never dropped."""
+    from gitpub.store import _MIGRATIONS
+
+    state_dir = blog.root / ".git" / "blogpub"
+    job_id = str(uuid.uuid4())
+    (state_dir / "jobs" / job_id).mkdir(parents=True)
+    text = article("Kept", "Across the migration.")
+    (state_dir / "jobs" / job_id / "source.txt").write_text(text)
+    db = state_dir / "state.sqlite3"
+    conn = sqlite3.connect(db, isolation_level=None)
+    v1 = _MIGRATIONS[0]
+    assert isinstance(v1, str)
+    for statement in v1.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    stamp = "2026-01-02T03:04:05.000000Z"
+    conn.execute(
+        "INSERT INTO blog_publication (job_id, idempotency_key, kind, state, source_sha256,"
+        " source_path, max_attempts, created_at, updated_at)"
+        " VALUES (?, 'k', 'article', 'RECEIVED', ?, ?, 8, ?, ?)",
+        (job_id, hashlib.sha256(text.encode()).hexdigest(), f"jobs/{job_id}/source.txt")
+        + (stamp, stamp),
+    )
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
     with Store(db) as store:
         version = store.conn.execute("PRAGMA user_version").fetchone()[0]
         names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
