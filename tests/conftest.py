@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -230,3 +231,18 @@ def make_blog(base: Path, config: str = CONFIG) -> Blog:
 @pytest.fixture
 def blog(tmp_path: Path) -> Iterator[Blog]:
     yield make_blog(tmp_path)
+
+
+def version_1_store(db: Path) -> sqlite3.Connection:
+    """A job database exactly as schema version 1 wrote it (for migration tests), open in
+    autocommit mode for the caller's rows."""
+    from gitpub.store import _MIGRATIONS
+
+    conn = sqlite3.connect(db, isolation_level=None)
+    v1 = _MIGRATIONS[0]
+    assert isinstance(v1, str)
+    for statement in v1.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    return conn

@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import Blog, article
+from conftest import Blog, article, version_1_store
 
 from gitpub import KeyReused, Publisher
 from gitpub.store import SCHEMA_VERSION
@@ -97,19 +97,11 @@ def test_api_raises_a_typed_error(blog: Blog) -> None:
 def test_a_version_1_store_is_migrated_not_dropped(blog: Blog) -> None:
     """A store written before keys were hashed: its jobs survive, and their old keys (kept
     only sanitized) still find them."""
-    from gitpub.store import _MIGRATIONS
-
     state = _state_dir(blog)
     state.mkdir(parents=True)
     db = state / "state.sqlite3"
     stamp = "2026-01-02T03:04:05.000000Z"
-    conn = sqlite3.connect(db, isolation_level=None)
-    v1 = _MIGRATIONS[0]
-    assert isinstance(v1, str)
-    for statement in v1.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-    conn.execute("PRAGMA user_version = 1")
+    conn = version_1_store(db)
     ids, texts = {}, {}
     bodies = ("Bread rises overnight in a cold kitchen.", "Tides follow the moon, not the sun.")
     for n, key in enumerate((SHOWN, "plain-old-key")):

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import CONFIG, Blog, article, make_blog
+from conftest import CONFIG, Blog, article, make_blog, version_1_store
 
 from gitpub.states import State
 from gitpub.store import Store
@@ -123,20 +123,13 @@ def test_show_prints_the_whole_reason_wrapped_and_finds_jobs_by_key(
 
 def test_a_version_1_store_gains_the_status_indexes_and_keeps_its_jobs(blog: Blog) -> None:
     """A store as version 1 wrote it (its own schema, no indexes) is migrated, never dropped."""
-    from gitpub.store import _MIGRATIONS
-
     state_dir = blog.root / ".git" / "blogpub"
     job_id = str(uuid.uuid4())
     (state_dir / "jobs" / job_id).mkdir(parents=True)
     text = article("Kept", "Across the migration.")
     (state_dir / "jobs" / job_id / "source.txt").write_text(text)
     db = state_dir / "state.sqlite3"
-    conn = sqlite3.connect(db, isolation_level=None)
-    v1 = _MIGRATIONS[0]
-    assert isinstance(v1, str)
-    for statement in v1.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    conn = version_1_store(db)
     stamp = "2026-01-02T03:04:05.000000Z"
     conn.execute(
         "INSERT INTO blog_publication (job_id, idempotency_key, kind, state, source_sha256,"
@@ -145,7 +138,6 @@ def test_a_version_1_store_gains_the_status_indexes_and_keeps_its_jobs(blog: Blo
         (job_id, hashlib.sha256(text.encode()).hexdigest(), f"jobs/{job_id}/source.txt")
         + (stamp, stamp),
     )
-    conn.execute("PRAGMA user_version = 1")
     conn.close()
     with Store(db) as store:
         version = store.conn.execute("PRAGMA user_version").fetchone()[0]
