@@ -72,7 +72,9 @@ def main() -> None:
         hermetic_env(base / "home")
         # As on a person's machine, Python caches the bytecode of what it imports (the warm-up
         # below writes it): without that, every run compiles gitpub's modules from source.
+        # The cache goes into the scratch folder, never beside an editable install's sources.
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
         blog, _ = make_blog(base / "repo")
         source = base / "source.mdx"
         source.write_text("---\ntitle: A post\n---\n\nSome words, submitted.\n" * 20)
