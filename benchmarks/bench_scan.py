@@ -16,9 +16,8 @@ detect-secrets is not a dependency of gitpub; install it beside the benchmark to
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import tarfile
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,26 +25,9 @@ from pathlib import Path
 
 from gitpub import scan
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
-
-
-def secrets() -> list[dict[str, str]]:
-    path = CORPUS / "secrets" / "secrets.jsonl"
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
-
-
-def markdown() -> list[tuple[str, str]]:
-    with tarfile.open(CORPUS / "markdown" / "markdown.tar.xz") as tar:
-        out = []
-        for member in tar.getmembers():
-            fh = tar.extractfile(member)
-            if fh is not None:
-                out.append((member.name, fh.read().decode("utf-8")))
-        return out
-
-
-def prose(bare: str) -> str:
-    return f"Here is what I used yesterday: {bare} and then it worked."
+# The corpus is read exactly as the recall and false-positive tests read it.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from secret_corpus import markdown, prose, secrets  # noqa: E402
 
 
 def write_all(folder: Path, texts: list[tuple[str, str]]) -> list[Path]:
