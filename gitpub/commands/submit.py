@@ -21,17 +21,8 @@ def read_source(cfg: Config, source: str) -> str:
         data = sys.stdin.buffer.read(limit + 1)
         name = "<stdin>"
     else:
-        path = Path(source)
         name = source
-        try:
-            with path.open("rb") as fh:
-                data = fh.read(limit + 1)
-        except FileNotFoundError:
-            raise InputError(f"{source}: no such source file") from None
-        except IsADirectoryError:
-            raise InputError(f"{source}: is a directory, not a source file") from None
-        except OSError as exc:
-            raise InputError(f"{source}: cannot read: {exc.strerror}") from None
+        data = _read(Path(source), source, "source file", limit + 1)
     if len(data) > limit:
         raise InputError(
             f"{name}: source is over the limit of {limit} bytes (publish.max_source_bytes)"
@@ -94,15 +85,21 @@ def read_assets(names: tuple[str, ...]) -> dict[str, bytes]:
         jobs.check_asset_name(path.name)
         if path.name in out:
             raise InputError(f"--asset {name}: another asset is also named {path.name}")
-        try:
-            out[path.name] = path.read_bytes()
-        except FileNotFoundError:
-            raise InputError(f"--asset {name}: no such file") from None
-        except IsADirectoryError:
-            raise InputError(f"--asset {name}: is a directory, not a file") from None
-        except OSError as exc:
-            raise InputError(f"--asset {name}: cannot read: {exc.strerror}") from None
+        out[path.name] = _read(path, f"--asset {name}", "file")
     return out
+
+
+def _read(path: Path, label: str, noun: str, size: int = -1) -> bytes:
+    """Up to `size` bytes of a file the user named, or the one line that says why not."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(size)
+    except FileNotFoundError:
+        raise InputError(f"{label}: no such {noun}") from None
+    except IsADirectoryError:
+        raise InputError(f"{label}: is a directory, not a {noun}") from None
+    except OSError as exc:
+        raise InputError(f"{label}: cannot read: {exc.strerror}") from None
 
 
 def topic_close(
