@@ -138,4 +138,3 @@ def test_one_text_under_two_keys_in_one_batch_publishes_once(blog: Blog) -> None
         blog.job(first)["job"]["target_path"] in blog.job(second)["events"][-1]["detail"]["reason"]
     )
     assert blog.commits_with_job(second) == 0
-
