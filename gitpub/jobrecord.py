@@ -36,16 +36,16 @@ def load(job_dir: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _save(job_dir: Path, data: dict[str, Any]) -> None:
+def _save(job_dir: Path, data: dict[str, Any], sync: bool = True) -> None:
     text = json.dumps(sanitize_obj(data), sort_keys=True, ensure_ascii=False, indent=1)
-    write_atomic(path(job_dir), text.encode("utf-8") + b"\n")
+    write_atomic(path(job_dir), text.encode("utf-8") + b"\n", sync=sync)
 
 
 def create(job_dir: Path, fields: dict[str, Any]) -> None:
     _save(job_dir, {"version": VERSION, **fields})
 
 
-def update(job_dir: Path, **changes: Any) -> None:
+def update(job_dir: Path, sync: bool = True, **changes: Any) -> None:
     """Merge `changes` into the record (a value of None removes the field). A folder without
     a record (made before records existed) is left without one."""
     data = load(job_dir)
@@ -56,7 +56,7 @@ def update(job_dir: Path, **changes: Any) -> None:
             data.pop(key, None)
         else:
             data[key] = value
-    _save(job_dir, data)
+    _save(job_dir, data, sync)
 
 
 def remember_prepared(job_dir: Path, job: Job) -> None:
@@ -80,8 +80,12 @@ def remember_state(job_dir: Path, job: Job) -> None:
     if job.state is State.RECEIVED:
         update(job_dir, prepared=None, outcome=None)
     elif job.state in TERMINAL:
+        # PUBLISHED is not synced: a rebuild finds it again on the remote (trailers and
+        # content decide a publication anyway), and a delivered batch would pay one sync
+        # per job. Outcomes only this record knows are.
         update(
             job_dir,
+            sync=job.state is not State.PUBLISHED,
             outcome={
                 "state": job.state.value,
                 "failure_code": job.failure_code,

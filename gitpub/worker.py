@@ -61,7 +61,8 @@ def due_job_ids(ctx: Context, only: tuple[str, ...] = ()) -> list[str]:
 
 def advance(ctx: Context, job_id: str, owner: str) -> Job | None:
     """Claim the job and move it as far as it goes before delivery. None when another worker
-    has it."""
+    has it. The caller holds the lease of the job returned: it releases it, or hands the job
+    on to delivery (`_Round`)."""
     lease = ctx.config.retry.lease_seconds
     job = leases.claim(ctx.store, job_id, owner, lease)
     if job is None:
@@ -70,10 +71,15 @@ def advance(ctx: Context, job_id: str, owner: str) -> Job | None:
         return _drive(ctx, job, lambda j: leases.checkpoint(ctx.store, j, lease))
     except LeaseLost:
         return None  # our lease was taken: stop here, without side effects
-    finally:
-        current = jobs.get(ctx.store, job_id)
-        if current is not None and current.lease_token == job.lease_token:
-            leases.release(ctx.store, current)
+    except BaseException:
+        _release(ctx, job)
+        raise
+
+
+def _release(ctx: Context, job: Job) -> None:
+    current = jobs.get(ctx.store, job.job_id)
+    if current is not None and current.lease_token == job.lease_token:
+        leases.release(ctx.store, current)
 
 
 def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
@@ -85,20 +91,8 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
     while True:
         job = renew(job)  # a checkpoint: a stolen lease stops us here
         state = job.state
-        if state is State.RECEIVED:
-            job = jobs.transition(store, job, State.PREPARING, "prepare:start")
-        elif state is State.PREPARING:
-            job, outcome = prepare.prepare(ctx, job, renew)
-            if outcome.state is not State.READY_TO_COMMIT:
-                prepare.discard_worktree(ctx, job.job_id)  # a failed gate costs only the worktree
-            job = jobs.transition(
-                store,
-                job,
-                outcome.state,
-                "prepare:done",
-                {"reason": outcome.reason} if outcome.reason else None,
-                failure_code=outcome.failure_code or _code(outcome.state),
-            )
+        if state in (State.RECEIVED, State.PREPARING):
+            job = prepare.prepare(ctx, job, renew)
         elif state in (State.READY_TO_COMMIT, State.LOCAL_COMMITTING):
             try:
                 job = commit_job(ctx, job)
@@ -110,10 +104,6 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
             job = relay.resume_recheck(ctx, job)
         else:
             return job
-
-
-def _code(state: State) -> str | None:
-    return {State.REVIEW: "review", State.SKIPPED: None}.get(state)
 
 
 class _Round:
@@ -140,22 +130,25 @@ class _Round:
         job = self._guarded(job_id, lambda: advance(self.ctx, job_id, self.owner))
         if job is None:
             return
-        if job.state in relay.DELIVERABLE and self.deliver:
-            if job.target_path in self.targets:
-                return  # its article is already in this batch: the next round delivers it
-            self.ready[job_id] = job
+        if self.deliver and job.state in relay.DELIVERABLE and job.target_path not in self.targets:
+            self.ready[job_id] = job  # its lease goes with it to the batch
             self.targets.add(job.target_path or "")
-        elif job.state in ACTIVE:
+            return
+        # Not delivered in this round: ended, waiting, or its article is already in this
+        # batch (the next round delivers it).
+        _release(self.ctx, job)
+        if job.state in ACTIVE and job.state not in relay.DELIVERABLE:
             self.unmoved.add(job_id)  # stuck active (e.g. recovering elsewhere): don't spin
 
     def flush(self) -> None:
         """Deliver the ready jobs together."""
-        ready, self.ready, self.targets = list(self.ready), {}, set()
+        ready, self.ready, self.targets = list(self.ready.values()), {}, set()
         if not ready:
             return
         ctx = self.ctx
-        held = leases.claim_many(ctx.store, ready, self.owner, ctx.config.retry.lease_seconds)
-        self.unmoved.update(set(ready) - {j.job_id for j in held})  # claimed elsewhere
+        # Still ours? A job whose lease was taken meanwhile is its new holder's to drive.
+        held = leases.renew_many(ctx.store, ready, ctx.config.retry.lease_seconds)
+        self.unmoved.update({j.job_id for j in ready} - {j.job_id for j in held})
         try:
             delivered = relay.deliver_all(ctx, held)
         except LeaseLost:

@@ -78,6 +78,10 @@ class Preparer:
             if manifest.sha256_bytes(data) == self.done[name].get("sha256"):
                 stored: dict[str, Any] = json.loads(data)
                 return stored
+        if durable:
+            # An external command may run for minutes: the job is visibly PREPARING (and a
+            # worker that dies meanwhile leaves it to recovery) before it starts.
+            self.flush()
         try:
             computed = compute()
         except StepFailed:
@@ -128,6 +132,7 @@ class Preparer:
         *,
         durable: bool,
         file: tuple[Path, bytes] | None = None,
+        to: State | None = None,
     ) -> None:
         """Record a step of prepare, with its stored answer `file` when it has one.
 
@@ -138,7 +143,7 @@ class Preparer:
         above all) is always durable: it is never paid for twice."""
         values = values or {}
         place, data = file if file else (None, b"")
-        self.waiting.append((Move(self.job, None, step, detail, values), place, data))
+        self.waiting.append((Move(self.job, to, step, detail or None, values), place, data))
         if values:
             self.job = replace(self.job, **values)
         if durable:
@@ -166,8 +171,6 @@ class Preparer:
             return Outcome(State.REVIEW, exc.message, trust.FAILURE_CODE)
         except StepFailed as exc:
             return Outcome(State.REVIEW, exc.message)
-        finally:
-            self.flush()  # what the outcome rests on is in the history before the outcome
 
     def _run(self) -> Outcome:
         cfg = self.ctx.config
@@ -407,9 +410,8 @@ class Preparer:
                 "artifact_dir": str(artifacts.relative_to(self.ctx.state_dir)),
                 "artifact_sha256": digest,
             },
-            durable=True,
+            durable=False,  # committed with the outcome: see `prepare`
         )
-        jobs.remember_prepared(self.ctx.store, self.job)
         return Outcome(State.READY_TO_COMMIT)
 
 
@@ -469,7 +471,25 @@ def discard_worktrees(ctx: Context, job_ids: Sequence[str]) -> None:
         worktrees.remove_many(ctx.repo, [(ctx.worktree_dir(j), branch_name(j)) for j in job_ids])
 
 
-def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> tuple[Job, Outcome]:
+def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> Job:
+    """RECEIVED or PREPARING → READY_TO_COMMIT, REVIEW or SKIPPED: the outcome commits in
+    one transaction with the records of the steps it rests on."""
     preparer = Preparer(ctx, job, heartbeat)
+    if job.state is State.RECEIVED:
+        # Committed with the first durable record: a job killed while only built-in steps
+        # ran is still RECEIVED, and simply prepared again.
+        preparer.note("prepare:start", {}, to=State.PREPARING, durable=False)
     outcome = preparer.run()
-    return preparer.job, outcome
+    if outcome.state is not State.READY_TO_COMMIT:
+        discard_worktree(ctx, job.job_id)  # a failed gate costs only the worktree
+    code = outcome.failure_code or {State.REVIEW: "review"}.get(outcome.state)
+    preparer.note(
+        "prepare:done",
+        {"reason": outcome.reason} if outcome.reason else {},
+        {"failure_code": code},
+        to=outcome.state,
+        durable=True,
+    )
+    if outcome.state is State.READY_TO_COMMIT:
+        jobs.remember_prepared(ctx.store, preparer.job)
+    return preparer.job
