@@ -61,10 +61,10 @@ def test_dry_run_prints_target_manifest_and_diff_and_changes_nothing(blog: Blog)
     out = blog.ok("dry-run", "--source", _source(blog, "new.mdx", text)).stdout
     data = text.encode("utf-8")
     assert "outcome:  READY_TO_COMMIT" in out
-    assert "target:   content/posts/sailing.mdx (NEW)" in out
-    assert f"content/posts/sailing.mdx  sha256 {hashlib.sha256(data).hexdigest()}" in out
+    assert "target:   content/posts/Sailing.mdx (NEW)" in out
+    assert f"content/posts/Sailing.mdx  sha256 {hashlib.sha256(data).hexdigest()}" in out
     assert f"{len(data)} bytes" in out
-    assert "--- /dev/null\n+++ b/content/posts/sailing.mdx\n" in out
+    assert "--- /dev/null\n+++ b/content/posts/Sailing.mdx\n" in out
     assert "+Reefing early keeps the boat upright in a squall." in out
     assert snapshot(blog) == before
 
@@ -85,8 +85,9 @@ def test_dry_run_before_any_job_creates_no_state_and_reports_a_skip(blog: Blog) 
     before = snapshot(blog)
     assert before["state"] is None
     duplicate = article("Hello", "The first post of this blog, written by hand.")
-    out = blog.ok("dry-run", "--source", _source(blog, "dup.mdx", duplicate)).stdout
-    assert "outcome:  SKIPPED" in out and "content/posts/hello.mdx" in out
+    source = _source(blog, "dup.mdx", duplicate)
+    out = blog.ok("dry-run", "--source", source, "--target", "content/posts/again.mdx").stdout
+    assert "outcome:  SKIPPED" in out and "1.00 similar to content/posts/hello.mdx" in out
     assert "manifest:" not in out
     assert snapshot(blog) == before
     assert not (blog.root / ".git" / "blogpub").exists()
