@@ -1,6 +1,7 @@
-"""Real material: posts of three public blogs published through gitpub, each byte for byte at
-the path its generator expects, and real MDX pages of three sites accepted by the built-in
-check as the real compiler accepts them. Sources and licences: tests/corpus/*/SOURCE.md."""
+"""Real material: posts of four public blogs (Jekyll, Hugo, Hexo, an Astro content collection)
+published through gitpub, each byte for byte at the path its generator expects, and real MDX
+pages of three sites accepted by the built-in check as the real compiler accepts them.
+Sources and licences: tests/corpus/*/SOURCE.md."""
 
 from __future__ import annotations
 
@@ -38,6 +39,26 @@ BLOGS = {
             "content/post/jane-theme-preview.zh-cn.md": "--target",
             "content/post/Jane-Theme-V3-Major-Update.zh-cn.md": "--target",
             "content/post/other/goisforlovers.md": "--target",
+        },
+    ),
+    "lynkxu": (
+        "Astro",
+        [
+            "astro.config.mjs",
+            "package.json",
+            "src/content.config.ts",
+            "src/content/blog/windows-terminal-proxy/2021-07-01-windows-terminal-proxy.md",
+        ],
+        {
+            "src/content/blog/age25/2023-01-31-age25.md": "--target",
+            "src/content/blog/flags-in-2022/2022-04-03-flags-in-2022.md": "--target",
+            "src/content/blog/leetcode-go-record/2021-12-14-leetcode-go-record.md": "--target",
+            "src/content/blog/2026-01-04-overload/2026-01-04.md": "--target",
+            # The collection loads every src/content/blog/**/*.md and names the entry by its
+            # front-matter slug: `init`'s default path is that slug, beside the others.
+            "src/content/blog/some-thinking/2021-06-30-someThinking.md": (
+                "src/content/blog/2021-06-30-some-thinking.md"
+            ),
         },
     ),
     "xovel": (
