@@ -1,4 +1,4 @@
-"""Real material: posts of four public blogs (Jekyll, Hugo, Hexo, an Astro content collection)
+"""Real material: posts of five public blogs (Jekyll, two Hugo, Hexo, an Astro content collection)
 published through gitpub, each byte for byte at the path its generator expects, and real MDX
 pages of three sites accepted by the built-in check as the real compiler accepts them.
 Sources and licences: tests/corpus/*/SOURCE.md."""
@@ -30,6 +30,19 @@ BLOGS = {
             "_posts/2016-09-22-the-open-web.md": "--target",
             "_posts/2017-12-12-halting-problem.md": "--target",
             "_posts/2018-10-06-vim-cn-im.md": "--target",
+        },
+    ),
+    "hbchen": (
+        "Hugo",
+        ["config.toml", "content/post/2014-04-15-redmine-plugins.md"],
+        {
+            # Front matter with tab-indented flow lists: read tolerantly, never REVIEW.
+            "content/post/go/2021-03-19-delve.md": "--target",
+            "content/post/microservice/2019-06-27-go-micro-use-kubernetes-registry.md": (
+                "--target"
+            ),
+            # No slug: the path comes from the title the tolerant reading found.
+            "content/post/2013-11-07-mysql-you-hua-gong-ju.md": "content/post/MySql-优化工具.md",
         },
     ),
     "jane": (
