@@ -27,7 +27,7 @@ def main(path: Path, *, source: str, target: str | None, assets: tuple[str, ...]
         target = jobs.check_target(cfg, repo.root, target)
     # …and refused as submit refuses it: a secret nobody allowed is a submit's first answer.
     scan.refuse(text, "<stdin>" if source == "-" else source, allow=cfg.scan.allow)
-    files = read_assets(assets)
+    files = read_assets(assets, allow=cfg.scan.allow)
     with dryrun.scratch_context(repo, cfg) as ctx:
         report(dryrun.preview(ctx, text, target, files))
 
