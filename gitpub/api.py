@@ -59,13 +59,18 @@ class Publisher:
         A source holding a secret raises `SecretsFound` (its `findings` carry kind, line and
         fingerprint) before anything is recorded; pass a fingerprint in `allow` to publish
         that finding as written. `assets` (file name → bytes) are placed beside the
-        article, in the same commit."""
+        article, in the same commit; a text asset (one that decodes as UTF-8) is held to the
+        same rule."""
         allowed = jobs.check_allow(allow)
         root = Repo.discover(self.path).root
         cfg = config.load(root)
         name = f"source for key {key!r}"
         text = jobs.decode_source(source.encode("utf-8"), name, cfg.publish.max_source_bytes)
         scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allowed))
+        for asset, data in sorted((assets or {}).items()):
+            scan.refuse_file(
+                data, f"asset {asset!r} for key {key!r}", allow=cfg.scan.allow | frozenset(allowed)
+            )
         with self._open() as ctx:
             job, created = jobs.submit(
                 ctx,

@@ -361,12 +361,19 @@ def gc(c: _Ctx) -> None:
 @click.option(
     "--target", default=None, metavar="PATH", help="Article path inside a content folder."
 )
+@click.option(
+    "--asset",
+    "assets",
+    multiple=True,
+    metavar="FILE",
+    help="A file a submit would place beside the article (repeatable).",
+)
 @pass_ctx
-def dry_run(c: _Ctx, source: str, target: str | None) -> None:
+def dry_run(c: _Ctx, source: str, target: str | None, assets: tuple[str, ...]) -> None:
     """Prepare in a throwaway worktree; print target, manifest and diff; persist nothing."""
     from gitpub.commands import dryrun as cmd
 
-    cmd.main(c.path, source=source, target=target)
+    cmd.main(c.path, source=source, target=target, assets=assets)
 
 
 def _show_usage_error(exc: click.UsageError) -> None:

@@ -25,6 +25,7 @@ from gitpub.gitrepo import Repo
 from gitpub.jobs import Job
 from gitpub.locks import Locks
 from gitpub.prepare import Preparer, manifest
+from gitpub.prepare.target import Target, asset_paths
 from gitpub.states import State
 from gitpub.store import Store
 from gitpub.types import Oid
@@ -32,6 +33,15 @@ from gitpub.worktrees import scratch_checkout
 
 KEY = "dry-run"
 """The idempotency key of the one job in the throwaway store."""
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where an `--asset` file would go, and what is at that path now."""
+
+    name: str
+    path: str
+    there: str  # "new", "same bytes" or "other bytes"
 
 
 @dataclass
@@ -46,6 +56,7 @@ class Preview:
     entries: list[manifest.Entry] = field(default_factory=list)
     manifest_sha256: str | None = None
     diff: list[str] = field(default_factory=list)
+    assets: list[Placed] = field(default_factory=list)
 
 
 @dataclass
@@ -67,6 +78,13 @@ class ScratchPreparer(Preparer):
         super().__init__(ctx, job, heartbeat=lambda j: j)  # no lease to renew
         self.scratch = ctx.scratch
         self.checkout: Path | None = None
+        self.proposed: Target | None = None
+
+    def article_path(self, draft: dict[str, Any]) -> Target:
+        # Remembered for the report: a job that stops before its target is recorded (an
+        # asset over other bytes, a path that already exists) still shows where it aimed.
+        self.proposed = super().article_path(draft)
+        return self.proposed
 
     def worktree(self, base: Oid) -> Path:
         if self.checkout is None:
@@ -89,13 +107,37 @@ def scratch_context(repo: Repo, cfg: Config) -> Iterator[ScratchContext]:
             store.close()
 
 
-def preview(ctx: ScratchContext, source: str, target: str | None) -> Preview:
-    """Prepare `source` as a submit with `target` would (both already validated the way submit
-    validates them), recording only into the scratch context."""
-    job, _ = jobs.create(ctx, key=KEY, source=source, target=target)
+def preview(
+    ctx: ScratchContext,
+    source: str,
+    target: str | None,
+    assets: dict[str, bytes] | None = None,
+) -> Preview:
+    """Prepare `source` (and its `--asset` files) as a submit with `target` would (all already
+    validated the way submit validates them), recording only into the scratch context."""
+    job, _ = jobs.create(ctx, key=KEY, source=source, target=target, assets=assets)
     preparer = ScratchPreparer(ctx, job)
     outcome = preparer.run()
-    return _describe(ctx, preparer, outcome.state, outcome.reason)
+    out = _describe(ctx, preparer, outcome.state, outcome.reason)
+    if preparer.proposed is not None:
+        out.assets = _placed(ctx, preparer.job.base_commit, preparer.proposed, assets or {})
+    return out
+
+
+def _placed(
+    ctx: ScratchContext, base: str | None, target: Target, assets: dict[str, bytes]
+) -> list[Placed]:
+    """Each asset beside the article's target, compared with the base commit's file there."""
+    where = asset_paths(target, assets)
+    out = []
+    for name in sorted(assets):
+        before = ctx.repo.blob_at(base, where[name]) if base else None
+        if before is None:
+            there = "new"
+        else:
+            there = "same bytes" if before == assets[name] else "other bytes"
+        out.append(Placed(name, where[name], there))
+    return out
 
 
 def _describe(
@@ -111,11 +153,12 @@ def _describe(
         ),
         {},
     )
+    aimed = preparer.proposed.path if preparer.proposed is not None else None
     out = Preview(
         outcome=state,
         reason=reason,
         base_commit=job.base_commit,
-        target=job.target_path,
+        target=job.target_path or aimed,
         decision=target_event.get("decision") or judged.get("decision"),
     )
     if state is not State.READY_TO_COMMIT or preparer.checkout is None:

@@ -1,6 +1,7 @@
-"""Real material: posts of three public blogs published through gitpub, each byte for byte at
-the path its generator expects, and real MDX pages of three sites accepted by the built-in
-check as the real compiler accepts them. Sources and licences: tests/corpus/*/SOURCE.md."""
+"""Real material: posts of five public blogs (Jekyll, two Hugo, Hexo, an Astro content collection)
+published through gitpub, each byte for byte at the path its generator expects, and real MDX
+pages of three sites accepted by the built-in check as the real compiler accepts them.
+Sources and licences: tests/corpus/*/SOURCE.md."""
 
 from __future__ import annotations
 
@@ -31,6 +32,19 @@ BLOGS = {
             "_posts/2018-10-06-vim-cn-im.md": "--target",
         },
     ),
+    "hbchen": (
+        "Hugo",
+        ["config.toml", "content/post/2014-04-15-redmine-plugins.md"],
+        {
+            # Front matter with tab-indented flow lists: read tolerantly, never REVIEW.
+            "content/post/go/2021-03-19-delve.md": "--target",
+            "content/post/microservice/2019-06-27-go-micro-use-kubernetes-registry.md": (
+                "--target"
+            ),
+            # No slug: the path comes from the title the tolerant reading found.
+            "content/post/2013-11-07-mysql-you-hua-gong-ju.md": "content/post/MySql-优化工具.md",
+        },
+    ),
     "jane": (
         "Hugo",
         ["hugo.toml", "content/post/demo/3-syntax-highlighting.md"],
@@ -38,6 +52,26 @@ BLOGS = {
             "content/post/jane-theme-preview.zh-cn.md": "--target",
             "content/post/Jane-Theme-V3-Major-Update.zh-cn.md": "--target",
             "content/post/other/goisforlovers.md": "--target",
+        },
+    ),
+    "lynkxu": (
+        "Astro",
+        [
+            "astro.config.mjs",
+            "package.json",
+            "src/content.config.ts",
+            "src/content/blog/windows-terminal-proxy/2021-07-01-windows-terminal-proxy.md",
+        ],
+        {
+            "src/content/blog/age25/2023-01-31-age25.md": "--target",
+            "src/content/blog/flags-in-2022/2022-04-03-flags-in-2022.md": "--target",
+            "src/content/blog/leetcode-go-record/2021-12-14-leetcode-go-record.md": "--target",
+            "src/content/blog/2026-01-04-overload/2026-01-04.md": "--target",
+            # The collection loads every src/content/blog/**/*.md and names the entry by its
+            # front-matter slug: `init`'s default path is that slug, beside the others.
+            "src/content/blog/some-thinking/2021-06-30-someThinking.md": (
+                "src/content/blog/2021-06-30-some-thinking.md"
+            ),
         },
     ),
     "xovel": (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import secret_corpus
-from conftest import Blog, article
+from conftest import CONFIG, Blog, article, make_blog
 from fontkit import tiny_blog
 
 from gitpub.commands import dryrun, submit
@@ -61,10 +61,10 @@ def test_dry_run_prints_target_manifest_and_diff_and_changes_nothing(blog: Blog)
     out = blog.ok("dry-run", "--source", _source(blog, "new.mdx", text)).stdout
     data = text.encode("utf-8")
     assert "outcome:  READY_TO_COMMIT" in out
-    assert "target:   content/posts/sailing.mdx (NEW)" in out
-    assert f"content/posts/sailing.mdx  sha256 {hashlib.sha256(data).hexdigest()}" in out
+    assert "target:   content/posts/Sailing.mdx (NEW)" in out
+    assert f"content/posts/Sailing.mdx  sha256 {hashlib.sha256(data).hexdigest()}" in out
     assert f"{len(data)} bytes" in out
-    assert "--- /dev/null\n+++ b/content/posts/sailing.mdx\n" in out
+    assert "--- /dev/null\n+++ b/content/posts/Sailing.mdx\n" in out
     assert "+Reefing early keeps the boat upright in a squall." in out
     assert snapshot(blog) == before
 
@@ -85,8 +85,9 @@ def test_dry_run_before_any_job_creates_no_state_and_reports_a_skip(blog: Blog) 
     before = snapshot(blog)
     assert before["state"] is None
     duplicate = article("Hello", "The first post of this blog, written by hand.")
-    out = blog.ok("dry-run", "--source", _source(blog, "dup.mdx", duplicate)).stdout
-    assert "outcome:  SKIPPED" in out and "content/posts/hello.mdx" in out
+    source = _source(blog, "dup.mdx", duplicate)
+    out = blog.ok("dry-run", "--source", source, "--target", "content/posts/again.mdx").stdout
+    assert "outcome:  SKIPPED" in out and "1.00 similar to content/posts/hello.mdx" in out
     assert "manifest:" not in out
     assert snapshot(blog) == before
     assert not (blog.root / ".git" / "blogpub").exists()
@@ -123,3 +124,73 @@ def test_dry_run_runs_the_font_gate_in_its_scratch_checkout(tmp_path: Path) -> N
     assert "Binary files a/public/fonts/blog.woff2 and b/public/fonts/blog.woff2 differ" in out
     assert "+今天学习新的技术。" in out
     assert snapshot(blog) == before
+
+
+BUNDLES = CONFIG.replace(
+    'content = ["content/posts"]',
+    'content = ["content/posts"]\nsuffixes = [".md"]\npath = "content/posts/{slug}/index.md"',
+)
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+
+
+def test_dry_run_places_assets_beside_the_article_as_submit_would(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path, BUNDLES)
+    cover = tmp_path / "cover.png"
+    cover.write_bytes(PNG)
+    text = "---\ntitle: 带图\nslug: with-image\n---\n\n![](cover.png)\n"
+    source = _source(blog, "post.md", text)
+    before = snapshot(blog)
+
+    out = blog.ok("dry-run", "--source", source, "--asset", str(cover)).stdout
+    assert "outcome:  READY_TO_COMMIT" in out
+    assert "asset:    cover.png -> content/posts/with-image/cover.png (new)" in out
+    digest = hashlib.sha256(PNG).hexdigest()
+    assert f"  content/posts/with-image/cover.png  sha256 {digest}  {len(PNG)} bytes" in out
+    assert "Binary files /dev/null and b/content/posts/with-image/cover.png differ" in out
+    assert snapshot(blog) == before
+
+    # Published for real; then the same asset name with other bytes would stop in REVIEW.
+    blog.ok("submit", "--key", "a", "--source", source, "--asset", str(cover))
+    blog.ok("run", "--until-idle")
+    blob = blog.remote_git("rev-parse", "main:content/posts/with-image/cover.png")
+    other = tmp_path / "other" / "cover.png"
+    other.parent.mkdir()
+    other.write_bytes(PNG[::-1])
+    second = _source(blog, "second.md", text.replace("![](cover.png)", "A new cover."))
+    before = snapshot(blog)
+    out = blog.ok("dry-run", "--source", second, "--asset", str(other)).stdout
+    assert out.startswith(
+        "outcome:  REVIEW (a submit would stop in REVIEW): asset "
+        "content/posts/with-image/cover.png already exists with other bytes"
+    )
+    assert "asset:    cover.png -> content/posts/with-image/cover.png (other bytes)" in out
+    assert "manifest:" not in out
+    assert snapshot(blog) == before
+    assert blog.remote_git("rev-parse", "main:content/posts/with-image/cover.png") == blob
+
+    # The same bytes again are no change for the asset.
+    out = blog.ok("dry-run", "--source", second, "--asset", str(cover)).stdout
+    assert "asset:    cover.png -> content/posts/with-image/cover.png (same bytes)" in out
+
+
+def test_dry_run_refuses_a_bad_asset_exactly_like_submit(blog: Blog) -> None:
+    good = _source(blog, "good.mdx", article("Fine", "A perfectly fine article body."))
+    folder = blog.root.parent / "a-folder"
+    folder.mkdir()
+    for asset in (str(blog.root.parent / "missing.png"), str(folder), ".hidden"):
+        with pytest.raises(GitpubError) as dry:
+            dryrun.main(blog.root, source=good, target=None, assets=(asset,))
+        with pytest.raises(GitpubError) as sub:
+            submit.main(
+                blog.root,
+                key="k",
+                source=good,
+                target=None,
+                topic=None,
+                as_json=False,
+                assets=(asset,),
+            )
+        assert dry.value.message == sub.value.message, asset
+    res = blog.blogpub("dry-run", "--source", good, "--asset", str(folder))
+    assert res.returncode == 1
+    assert res.stderr == f"git blogpub: --asset {folder}: is a directory, not a file\n"

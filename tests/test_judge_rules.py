@@ -73,13 +73,22 @@ def test_two_short_posts_sharing_boilerplate_both_publish_at_their_own_paths(blo
 def test_title_derived_path_that_exists_goes_to_review_and_the_file_stays(blog: Blog) -> None:
     hand_written = tree(blog)["content/posts/hello.mdx"]
     shown = publish_one(
-        blog, "a", article("Hello", "A different post that happens to share a title.")
+        blog, "a", article("hello", "A different post that happens to share a title.")
     )
     assert shown["job"]["state"] == "REVIEW"
     assert reason(shown) == (
         "content/posts/hello.mdx already exists; pass --target content/posts/hello.mdx to update it"
     )
+    # The title as the hand-written post spells it gives `Hello.mdx`: the same file where
+    # case does not count, so it waits too.
+    shown = publish_one(blog, "b", article("Hello", "Another post of the same title."))
+    assert shown["job"]["state"] == "REVIEW"
+    assert reason(shown) == (
+        "content/posts/Hello.mdx collides with content/posts/hello.mdx "
+        "on case-insensitive file systems"
+    )
     assert tree(blog)["content/posts/hello.mdx"] == hand_written
+    assert "content/posts/Hello.mdx" not in tree(blog)
 
 
 def test_revision_at_its_own_path_is_an_update_even_when_nearly_identical(blog: Blog) -> None:
@@ -115,7 +124,7 @@ def test_exact_duplicate_under_a_new_key_is_skipped(blog: Blog) -> None:
 
     elsewhere = publish_one(blog, "c", text, "--target", "content/posts/tides-again.mdx")
     assert elsewhere["job"]["state"] == "SKIPPED"
-    assert reason(elsewhere) == "1.00 similar to content/posts/tides.mdx"
+    assert reason(elsewhere) == "1.00 similar to content/posts/Tides.mdx"
     assert blog.remote_log() == log
 
 

@@ -74,7 +74,7 @@ def test_remote_that_moved_is_rebased_onto(blog: Blog) -> None:
     blog.ok("run", "--until-idle")
     assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
     assert blog.remote_file("about.txt").startswith(b"an unrelated change")
-    assert blog.remote_file("content/posts/mine.mdx").startswith(b"---\ntitle: Mine")
+    assert blog.remote_file("content/posts/Mine.mdx").startswith(b"---\ntitle: Mine")
     # Linear history: the job commit sits on top of the other change.
     parents = blog.remote_git("log", "--format=%P", "main").splitlines()
     assert all(len(p.split()) <= 1 for p in parents)

@@ -219,8 +219,8 @@ def test_disjoint_articles_from_two_nodes_both_publish_linearly(blog: Blog) -> N
 
     assert a.job(job_a)["job"]["state"] == "PUBLISHED"
     assert blog.job(job_b)["job"]["state"] == "PUBLISHED"
-    assert blog.remote_file("content/posts/birds.mdx").startswith(b"---\ntitle: Birds")
-    assert blog.remote_file("content/posts/trains.mdx").startswith(b"---\ntitle: Trains")
+    assert blog.remote_file("content/posts/Birds.mdx").startswith(b"---\ntitle: Birds")
+    assert blog.remote_file("content/posts/Trains.mdx").startswith(b"---\ntitle: Trains")
     merges = blog.remote_git("rev-list", "--merges", "main")
     assert merges == ""
     nodes = blog.remote_git("log", "--format=%(trailers:key=Blog-Writer-Node,valueonly)", "main")

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
+import pytest
+import yaml
 from conftest import Blog
 
 from gitpub.site.article import Article
 from gitpub.site.frontmatter import parse
 
+HBCHEN = Path(__file__).resolve().parent / "corpus" / "blogs" / "hbchen" / "site" / "content"
+# Made up beside the real posts below: it also carries a `slug`, which none of them has, so it
+# shows the tolerant reading finds the slug too.
 HUGO_TABS = (
     '---\ntitle: "Go 的接口"\ndate: 2021-03-04T10:00:00+08:00\nslug: go-interface\n'
     'categories: [\n\t"Go"\n]\ntags: [\n\t"Go",\n\t"接口"\n]\n---\n\n正文。\n'
@@ -29,6 +35,42 @@ def test_hugo_tab_indented_flow_lists_are_read_tolerantly() -> None:
     assert fm.error is None and fm.tolerant  # PyYAML refuses the tabs; Hugo does not
     assert (fm.title, fm.slug) == ("Go 的接口", "go-interface")
     assert fm.date == dt.datetime.fromisoformat("2021-03-04T10:00:00+08:00")
+
+
+def test_real_hugo_posts_with_tab_indented_flow_lists_are_read_tolerantly() -> None:
+    """Hobo Chen's Hugo blog writes `categories: [` newline, tab, `"Go",` newline, `]`: Hugo
+    reads it, PyYAML refuses it, and gitpub must still find the title and the date."""
+    posts = sorted(HBCHEN.rglob("*.md"))
+    assert len(posts) == 4
+    for post in posts:
+        text = post.read_text(encoding="utf-8")
+        block = text.split("\n---\n", 1)[0].removeprefix("---\n")
+        assert '[\n\t"' in block
+        with pytest.raises(yaml.YAMLError):
+            yaml.safe_load(block)  # the strict parser refuses this real front matter
+        fm = parse(text)
+        assert fm.error is None and fm.tolerant, post
+    fronts = {p.name: parse(p.read_text(encoding="utf-8")) for p in posts}
+    read = {name: (fm.title, fm.slug, fm.date) for name, fm in fronts.items()}
+    cst = dt.timezone(dt.timedelta(hours=8))
+    assert read == {
+        "2013-11-07-mysql-you-hua-gong-ju.md": (
+            "MySql:优化工具",
+            None,
+            dt.datetime(2013, 11, 7, 18, 36, tzinfo=cst),
+        ),
+        "2014-04-15-redmine-plugins.md": (
+            "Redmine Plugins",
+            None,
+            dt.datetime(2014, 4, 15, 12, 9, tzinfo=cst),
+        ),
+        "2021-03-19-delve.md": ("Golang远程调试-Delve", None, dt.datetime(2021, 3, 19)),
+        "2019-06-27-go-micro-use-kubernetes-registry.md": (
+            "【go-micro】使用kubernetes注册中心",
+            None,
+            dt.datetime(2019, 6, 27),
+        ),
+    }
 
 
 def test_toml_front_matter() -> None:

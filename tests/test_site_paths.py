@@ -6,10 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
 from conftest import CONFIG, Blog, make_blog
 
 from gitpub.site.article import Article
-from gitpub.site.paths import derive, title_segment
+from gitpub.site.paths import PathError, derive, title_segment
 
 
 def _config(content: str, suffixes: str, template: str) -> str:
@@ -39,8 +40,8 @@ def test_jekyll_posts_are_named_by_date_and_slug(tmp_path: Path) -> None:
     undated = "---\nlayout: post\ntitle: No Date Here\n---\n\nWritten today.\n"
     shown = _run(blog, "b", undated)
     submitted = str(shown["job"]["created_at"])[:10]  # the submit time, UTC
-    assert shown["job"]["target_path"] == f"_posts/{submitted}-no-date-here.md"
-    assert blog.remote_file(f"_posts/{submitted}-no-date-here.md") == undated.encode()
+    assert shown["job"]["target_path"] == f"_posts/{submitted}-No-Date-Here.md"
+    assert blog.remote_file(f"_posts/{submitted}-No-Date-Here.md") == undated.encode()
 
 
 def test_hugo_bundles_put_the_article_in_its_own_folder(tmp_path: Path) -> None:
@@ -86,5 +87,62 @@ def test_derive_uses_the_submit_time_in_utc_without_a_date() -> None:
     art = Article.read("---\ntitle: T\n---\n")
     late = dt.datetime(2024, 12, 31, 23, 30, tzinfo=dt.timezone(dt.timedelta(hours=-5)))
     named = derive("p/{date:%Y-%m-%d}-{slug}.md", "p", ".md", art, late)
-    assert named.path == "p/2025-01-01-t.md" and not named.explicit
+    assert named.path == "p/2025-01-01-T.md" and not named.explicit
     assert title_segment("  a/b: c?  ") == "a-b-c"
+
+
+def tree(blog: Blog) -> dict[str, str]:
+    """path → blob id of every file on the remote's main branch."""
+    out = blog.remote_git("ls-tree", "-r", "-z", "main")
+    rows = (entry.split("\t", 1) for entry in out.split("\0") if entry)
+    return {path: meta.split()[2] for meta, path in rows}
+
+
+def test_the_default_path_keeps_the_titles_case_and_cjk(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path, CONFIG.replace("branch =", 'suffixes = [".md"]\nbranch ='))
+    text = "---\ntitle: Hello World 你好\n---\n\n第一篇。\n"
+    shown = _run(blog, "a", text)
+    assert (shown["job"]["state"], shown["job"]["target_path"]) == (
+        "PUBLISHED",
+        "content/posts/Hello-World-你好.md",
+    )
+    assert blog.remote_file("content/posts/Hello-World-你好.md") == text.encode()
+
+
+def test_a_new_post_titled_hello_never_replaces_a_hand_written_hello_md(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path, CONFIG.replace("branch =", 'suffixes = [".md"]\nbranch ='))
+    (blog.root / "content" / "posts" / "hello.md").write_text("# hello\n\nWritten by hand.\n")
+    blog.git("add", ".")
+    blog.git("commit", "--quiet", "-m", "a hand-written post")
+    blog.git("push", "--quiet", "origin", "HEAD:main")
+    before = tree(blog)
+
+    shown = _run(blog, "a", "---\ntitle: Hello\n---\n\nA new post.\n")
+    assert shown["job"]["state"] == "REVIEW"
+    events = shown["events"]
+    assert isinstance(events, list)
+    reason = next(e for e in events if e["step"] == "prepare:done")["detail"]["reason"]
+    assert reason == (
+        "content/posts/Hello.md collides with content/posts/hello.md "
+        "on case-insensitive file systems"
+    )
+    assert tree(blog) == before  # hello.md keeps its blob; no Hello.md beside it
+
+
+def test_derived_names_stay_one_safe_segment_and_fit_the_file_system() -> None:
+    at = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+
+    def default(title: str) -> str:
+        return derive(None, "p", ".md", Article.read(f"---\ntitle: '{title}'\n---\n"), at).path
+
+    assert default("../..//etc\\passwd") == "p/etc-passwd.md"
+    assert default(".hidden _draft") == "p/hidden-_draft.md"
+    assert default("Ünïcode café, déjà vu") == "p/Ünïcode-café-déjà-vu.md"
+    long_cjk = default("长" * 150)  # 450 bytes of title
+    assert long_cjk == "p/" + "长" * 66 + ".md"  # at most 200 bytes: 66 whole characters
+    assert default("word " * 30) == "p/" + "-".join(["word"] * 16) + ".md"  # 80 characters
+    for device in ("CON", "nul", "Com1"):
+        with pytest.raises(PathError, match="a name Windows reserves for a device"):
+            default(device)
+    named = derive(None, "p", ".md", Article.read("---\ntitle: x\nslug: con\n---\n"), at)
+    assert named.path == "p/con.md" and named.explicit  # the writer's own slug is theirs

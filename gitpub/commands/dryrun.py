@@ -6,7 +6,7 @@ from pathlib import Path
 
 from gitpub import config, dryrun, jobs, scan
 from gitpub.commands.output import say
-from gitpub.commands.submit import read_source
+from gitpub.commands.submit import read_assets, read_source
 from gitpub.gitrepo import Repo
 from gitpub.states import State
 
@@ -17,7 +17,7 @@ _MEANING = {
 }
 
 
-def main(path: Path, *, source: str, target: str | None) -> None:
+def main(path: Path, *, source: str, target: str | None, assets: tuple[str, ...] = ()) -> None:
     # No open_context: it would create the state dir and open the live store, and a dry run
     # must leave both exactly as they are (even absent).
     repo = Repo.discover(path)
@@ -27,8 +27,9 @@ def main(path: Path, *, source: str, target: str | None) -> None:
         target = jobs.check_target(cfg, repo.root, target)
     # …and refused as submit refuses it: a secret nobody allowed is a submit's first answer.
     scan.refuse(text, "<stdin>" if source == "-" else source, allow=cfg.scan.allow)
+    files = read_assets(assets, allow=cfg.scan.allow)
     with dryrun.scratch_context(repo, cfg) as ctx:
-        report(dryrun.preview(ctx, text, target))
+        report(dryrun.preview(ctx, text, target, files))
 
 
 def report(p: dryrun.Preview) -> None:
@@ -39,6 +40,8 @@ def report(p: dryrun.Preview) -> None:
     if p.target:
         decision = f" ({p.decision})" if p.decision else ""
         say(f"target:   {p.target}{decision}")
+    for a in p.assets:
+        say(f"asset:    {a.name} -> {a.path} ({a.there})")
     if p.outcome is not State.READY_TO_COMMIT:
         return
     say(f"manifest: {p.manifest_sha256}")

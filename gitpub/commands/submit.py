@@ -68,8 +68,7 @@ def main(
     assets: tuple[str, ...] = (),
 ) -> None:
     allow = jobs.check_allow(allow)
-    text = _checked_source(path, source, target, allow)
-    files = read_assets(assets)
+    text, files = _checked_source(path, source, target, allow, assets)
     with open_context(path) as ctx:
         job, created = submit(
             ctx, key=key, text=text, target=target, topic=topic, allow=allow, assets=files
@@ -77,8 +76,10 @@ def main(
         _report(job, created, as_json)
 
 
-def read_assets(names: tuple[str, ...]) -> dict[str, bytes]:
-    """Each `--asset` file by its file name, read before anything is recorded."""
+def read_assets(names: tuple[str, ...], *, allow: frozenset[str]) -> dict[str, bytes]:
+    """Each `--asset` file by its file name, read before anything is recorded, and refused
+    like the source when it is text holding a secret nobody allowed: it is published in the
+    same commit, and kept in the job folder as submitted."""
     out: dict[str, bytes] = {}
     for name in names:
         path = Path(name)
@@ -86,6 +87,7 @@ def read_assets(names: tuple[str, ...]) -> dict[str, bytes]:
         if path.name in out:
             raise InputError(f"--asset {name}: another asset is also named {path.name}")
         out[path.name] = _read(path, f"--asset {name}", "file")
+        scan.refuse_file(out[path.name], f"--asset {name}", allow=allow)
     return out
 
 
@@ -106,26 +108,31 @@ def topic_close(
     path: Path, *, session: str, source: str, as_json: bool, allow: tuple[str, ...] = ()
 ) -> None:
     allow = jobs.check_allow(allow)
-    text = _checked_source(path, source, None, allow)
+    text, _ = _checked_source(path, source, None, allow)
     with open_context(path) as ctx:
         job, created = topics.topic_close(ctx, session, text, allow=allow)
         _report(job, created, as_json)
 
 
 def _checked_source(
-    path: Path, source: str, target: str | None, allow: tuple[str, ...] = ()
-) -> str:
+    path: Path,
+    source: str,
+    target: str | None,
+    allow: tuple[str, ...] = (),
+    assets: tuple[str, ...] = (),
+) -> tuple[str, dict[str, bytes]]:
     """Reject bad input before the store is opened: a refused submit leaves no trace, not
-    even an empty job database. A source holding a secret nobody allowed is bad input: the
-    built-in ruleset decides, whatever the blog's `scan` step is."""
+    even an empty job database. A source or a text asset holding a secret nobody allowed is
+    bad input: the built-in ruleset decides, whatever the blog's `scan` step is."""
     repo = Repo.discover(path)
     cfg = config.load(repo.root)
     text = read_source(cfg, source)
     if target is not None:
         jobs.check_target(cfg, repo.root, target)
     name = "<stdin>" if source == "-" else source
-    scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allow))
-    return text
+    allowed = cfg.scan.allow | frozenset(allow)
+    scan.refuse(text, name, allow=allowed)
+    return text, read_assets(assets, allow=allowed)
 
 
 def topic_reopen(path: Path, *, session: str) -> None:

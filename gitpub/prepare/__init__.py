@@ -16,12 +16,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gitpub import crash, jobs, scan, trust, worktrees
+from gitpub import crash, jobs, trust, worktrees
 from gitpub.context import Context
 from gitpub.errors import InputError
 from gitpub.files import write_atomic
 from gitpub.jobs import Job, Move
-from gitpub.prepare import manifest, queued, steps
+from gitpub.prepare import manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
 from gitpub.sanitize import sanitize_obj
@@ -95,7 +95,7 @@ class Preparer:
         # fingerprint, so the REVIEW can name it and a person can allow it.
         raw = computed
         answer: dict[str, Any] = sanitize_obj(raw, self.allow)
-        leaks = _leaks(raw, self.allow)
+        leaks = secrets.leaks(raw, self.allow)
         if leaks:
             answer["leaks"] = leaks
         self.beat()
@@ -107,7 +107,11 @@ class Preparer:
         shutil.rmtree(self._spool(name), ignore_errors=True)  # recorded: nothing to adopt
         return answer
 
-    def call(self, kind: str, spec: Any, request: dict[str, Any]) -> dict[str, Any]:
+    def call(
+        self, kind: str, spec: Any, request: dict[str, Any], spool: str | None = None
+    ) -> dict[str, Any]:
+        """Run step `kind`; `spool` names its spool when one step runs more than once (the
+        scan step, once per text file)."""
         return steps.call(
             kind,
             spec,
@@ -117,7 +121,7 @@ class Preparer:
             cwd=self.ctx.repo.root,
             heartbeat=self.beat,
             beat_every=self.ctx.config.retry.lease_seconds / 8,
-            spool=self._spool(kind),
+            spool=self._spool(spool or kind),
             allow=self.allow,
         )
 
@@ -217,7 +221,7 @@ class Preparer:
         if draft.get("leaks") and not by_operator:
             # Checked once the target is recorded: the person who restores the text needs
             # to know which file on the job branch to put it in.
-            return _leaked("draft", draft["leaks"])
+            return Outcome(State.REVIEW, secrets.leaked("draft", draft["leaks"]))
 
         # The article and its assets are in the job worktree before the gates run, so a gate
         # can build the site there (`worktree` in its request: contrib/site_build_gate.py).
@@ -236,23 +240,28 @@ class Preparer:
         gates += [("scan", cfg.steps.scan)]
         if cfg.steps.validate:  # `validate = []` turns validation off
             gates.append(("validate", cfg.steps.validate))
+        # The secret step reads every text file the job writes: a text asset (a .txt, an
+        # .svg) goes out in the same commit as the article. The other gates judge the article.
+        texts = secrets.text_files(path, text, rules.asset_paths(target, assets), assets)
         for name, spec in gates:
-            request = {"path": path, "text": text, "worktree": str(worktree)}
-            answer = self.checkpoint(
-                name, functools.partial(self.gate, name, spec, request), durable=external(spec)
-            )
-            if not answer["ok"]:
-                where = f" (line {answer['line']})" if answer.get("line") else ""
-                return Outcome(State.REVIEW, f"{name}: {answer.get('reason') or 'rejected'}{where}")
+            for i, (file, body) in enumerate(texts if name == "scan" else texts[:1]):
+                step = f"{name}-asset{i}" if i else name
+                request = {"path": file, "text": body, "worktree": str(worktree)}
+                answer = self.checkpoint(
+                    step,
+                    functools.partial(self.gate, name, spec, request, spool=step),
+                    durable=external(spec),
+                )
+                if not answer["ok"]:
+                    where = f" (line {answer['line']})" if answer.get("line") else ""
+                    about = f"{file}: " if i else ""
+                    why = answer.get("reason") or "rejected"
+                    return Outcome(State.REVIEW, f"{name}: {about}{why}{where}")
         # Whatever the configured steps are, the built-in ruleset has the last word: a
         # secret nobody allowed, or the marker of one redacted on the way, never goes out.
-        leaks = scan.scan(text, path=path, allow=self.allow) + scan.markers(text)
-        if leaks:
-            first = min(leaks, key=lambda f: f.line)
-            return Outcome(
-                State.REVIEW,
-                f"secrets: {first.kind} (fingerprint {first.fingerprint}) (line {first.line})",
-            )
+        found = secrets.last_word(texts, self.allow)
+        if found is not None:
+            return Outcome(State.REVIEW, found)
         crash.point("after_gates")
 
         if cfg.fonts is not None:
@@ -339,7 +348,7 @@ class Preparer:
             durable=external(self.ctx.config.steps.judge),
         )
         if verdict.get("leaks"):
-            return _leaked("judge", verdict["leaks"])
+            return Outcome(State.REVIEW, secrets.leaked("judge", verdict["leaks"]))
         ruled = rules.after_judge(target, verdict, self.ctx.config.steps)
         if ruled is not None:
             return Outcome(ruled.state, ruled.reason)
@@ -358,8 +367,10 @@ class Preparer:
         steps.check_judge(answer, "prepare")
         return answer
 
-    def gate(self, name: str, spec: Any, request: dict[str, Any]) -> dict[str, Any]:
-        answer = self.call(name, spec, request)
+    def gate(
+        self, name: str, spec: Any, request: dict[str, Any], spool: str | None = None
+    ) -> dict[str, Any]:
+        answer = self.call(name, spec, request, spool)
         steps.check_gate(name, answer)
         return answer
 
@@ -418,31 +429,6 @@ class Preparer:
 def external(spec: Any) -> bool:
     """A step that runs a command (not `builtin:…`): its answer is recorded durably at once."""
     return not (isinstance(spec, str) and spec.startswith("builtin:"))
-
-
-def _leaks(answer: Any, allow: frozenset[str], field: str = "") -> list[dict[str, Any]]:
-    """Secrets in a step's raw answer, as the ruleset names them (never the text)."""
-    if isinstance(answer, str):
-        return [{"field": field, **f.public()} for f in scan.scan(answer, allow=allow)]
-    if isinstance(answer, dict):
-        items = [(f"{field}.{k}" if field else str(k), v) for k, v in answer.items()]
-        keys = [(f"{field} key", str(k)) for k in answer]
-        return [leak for name, value in items + keys for leak in _leaks(value, allow, name)]
-    if isinstance(answer, (list, tuple)):
-        return [leak for i, v in enumerate(answer) for leak in _leaks(v, allow, f"{field}[{i}]")]
-    return []
-
-
-def _leaked(step: str, leaks: list[dict[str, Any]]) -> Outcome:
-    first = leaks[0]
-    where = f" (line {first['line']})" if first.get("field") == "text" else ""
-    return Outcome(
-        State.REVIEW,
-        f"{step} step output holds a {first['kind']} (fingerprint {first['fingerprint']}) "
-        f"in {first['field'] or 'its answer'}{where}; it was kept only sanitized. If it is no "
-        f"secret, restore it on the job branch and `resolve --continue --allow "
-        f"{first['fingerprint']}`",
-    )
 
 
 def branch_name(job_id: str) -> str:

@@ -95,6 +95,24 @@ def refuse(text: str, source: str, *, allow: Iterable[str] = ()) -> None:
         raise SecretsFound(source, found)
 
 
+def as_text(data: bytes) -> str | None:
+    """A file's bytes as the text a secret could be read from: whatever decodes as UTF-8
+    (a .txt, .svg, .json, .yaml, .md asset). Anything else is binary (an image, a font,
+    an archive) and is not scanned: its bytes are no text to paste a token into."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def refuse_file(data: bytes, source: str, *, allow: Iterable[str] = ()) -> None:
+    """`refuse` for a file given as bytes (an `--asset`): text files are held to the same
+    door as the source, binary ones pass."""
+    text = as_text(data)
+    if text is not None:
+        refuse(text, source, allow=allow)
+
+
 def ruleset() -> dict[str, object]:
     """What `doctor` shows: which ruleset, which version, how many rules."""
     return rules.builtin().describe()

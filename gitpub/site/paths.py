@@ -1,9 +1,10 @@
 """Article paths as site generators name them: `[publish] path` templates and slugs.
 
 Placeholders: `{slug}` — the front-matter slug as written (checked to be one safe path
-segment), else a lower-case slug of the title; `{title}` — the title made path-safe, keeping
-its case and CJK characters, as Hexo names files; `{date:<strftime>}` — the front-matter date,
-else the submit time in UTC. Without a template the path is `<content[0]>/{slug}<suffixes[0]>`.
+segment), else a slug of the title that keeps its case and CJK characters; `{title}` — the
+title made path-safe, keeping its case and CJK characters, as Hexo names files;
+`{date:<strftime>}` — the front-matter date, else the submit time in UTC. Without a template
+the path is `<content[0]>/{slug}<suffixes[0]>`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ _PLACEHOLDER = re.compile(r"\{(slug|title|date)(?::([^{}]*))?\}")
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 # Hexo's slugize: whitespace and ASCII punctuation become one separator; the rest is kept.
 _SEPARATORS = re.compile(r"[\s~`!@#$%^&*()\-_+=\[\]{}|\\;:\"',<.>/?]+")
+# ext4 and most file systems allow 255 bytes per name; leave room for a suffix or a date.
+_MAX_SEGMENT_BYTES = 200
+# Names Windows keeps for devices, whatever the case and the suffix: a clone holding
+# `con.md` cannot be checked out there.
+_DEVICES = frozenset(
+    ["CON", "PRN", "AUX", "NUL"] + [f"{p}{n}" for p in ("COM", "LPT") for n in range(1, 10)]
+)
 
 
 class PathError(InputError):
@@ -37,17 +45,33 @@ class Named:
 
 
 def slugify(text: str) -> str:
-    """A lower-case, path-safe slug that keeps CJK characters (valid in URLs and file names)."""
-    text = unicodedata.normalize("NFKC", text).lower()
-    text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE)
-    return text.strip("-_")[:80]
+    """A path-safe slug of a title that keeps its case and its CJK (any script's letters,
+    digits and marks): every run of anything else — spaces, punctuation, `/`, `.`, control
+    characters — becomes one `-`, and `-`/`_` are trimmed from both ends (a leading `_` is a
+    special file to Jekyll and Hugo)."""
+    text = unicodedata.normalize("NFKC", text)
+    kept = "".join(ch if ch == "_" or unicodedata.category(ch)[0] in "LNM" else " " for ch in text)
+    return _fit(re.sub(r" +", "-", kept).strip("-_"), 80, "-_")
 
 
 def title_segment(title: str) -> str:
     """The title as one path segment: case and CJK kept, ASCII punctuation and spaces folded
     into `-` (what Hexo does to `:title`)."""
     text = unicodedata.normalize("NFC", title)
-    return _SEPARATORS.sub("-", text).strip("-")[:120]
+    return _fit(_SEPARATORS.sub("-", text).strip("-"), 120, "-")
+
+
+def _fit(segment: str, chars: int, trim: str) -> str:
+    """At most `chars` characters and _MAX_SEGMENT_BYTES of UTF-8, cut between characters (a
+    CJK character takes three bytes, so a cap on characters alone lets a Chinese title
+    overflow the file system's 255-byte names), with no separator left dangling at the cut."""
+    data = segment[:chars].encode("utf-8")[:_MAX_SEGMENT_BYTES]
+    return data.decode("utf-8", "ignore").rstrip(trim)
+
+
+def reserved_device(segment: str) -> bool:
+    """Whether Windows reserves the name (`CON`, `nul.md`, `Com1.txt`, …)."""
+    return segment.split(".", 1)[0].upper() in _DEVICES
 
 
 def safe_slug(slug: str) -> str:
@@ -85,15 +109,25 @@ def derive(
 
     def fill(m: re.Match[str]) -> str:
         name, fmt = m.group(1), m.group(2)
-        if name == "slug":
-            value = slug or slugify(title or "")
+        from_title = name == "title" or (name == "slug" and slug is None)
+        if name == "date":
+            when = article.date or submitted.astimezone(dt.timezone.utc)
+            value = when.strftime(fmt or "%Y-%m-%d")
         elif name == "title":
             value = title_segment(title or "")
         else:
-            when = article.date or submitted.astimezone(dt.timezone.utc)
-            value = when.strftime(fmt or "%Y-%m-%d")
+            value = slug or slugify(title or "")
         if not value or _UNSAFE.search(value.replace("/", "")):
-            raise PathError(f"[publish] path: {{{name}}} gives no usable file name ({value!r})")
+            what = f"the title {title!r}" if from_title else f"[publish] path: {{{name}}}"
+            raise PathError(
+                f"{what} gives no usable file name ({value!r}); pass --target or give it a slug"
+            )
+        # A derived name only: a slug the writer chose is theirs, as their generator takes it.
+        if from_title and reserved_device(value):
+            raise PathError(
+                f"the title gives {value!r}, a name Windows reserves for a device; "
+                "pass --target or give it a slug"
+            )
         return value
 
     path = _PLACEHOLDER.sub(fill, pattern)
