@@ -29,7 +29,7 @@ def imported(blog: Blog, *args: str, stdin: str | None = None) -> tuple[set[str]
         for line in proc.stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert "gitpub.cli" in names  # the importtime report was read
+    assert "gitpub.entry" in names  # the importtime report was read
     return names, proc.stdout
 
 
