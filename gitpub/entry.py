@@ -109,8 +109,10 @@ def guarded(call: Callable[[], object]) -> None:
     except GitpubError as exc:
         _say(f"git blogpub: {sanitize(exc.message)}")
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    except (KeyboardInterrupt, EOFError):
+        # As click ends a command it runs: a new line, then one word on what happened.
+        _say("\ngit blogpub: aborted")
+        sys.exit(1)
     except OSError as exc:
         # The filesystem refused (a full disk, a read-only mount): its words, one line.
         where = f": {exc.filename}" if exc.filename else ""
