@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from gitpub import crash, jobs, objects, outbox, repair, trailers
@@ -118,9 +119,15 @@ def make_commit(ctx: Context, job: Job) -> Oid:
 def point_job_refs(ctx: Context, job_id: str, oid: str, why: str) -> None:
     """The job ref (the recovery index) and the job branch (what a person checks out) at the
     job commit, in one transaction. Called under the repo lock."""
-    repair.clear_private_locks(ctx.repo, job_id)
-    objects.point_refs(
-        ctx.repo,
-        {trailers.job_ref(job_id): oid, f"refs/heads/{branch_name(job_id)}": oid},
-        f"gitpub: {why} job {job_id}",
-    )
+    point_jobs_refs(ctx, {job_id: oid}, why)
+
+
+def point_jobs_refs(ctx: Context, heads: Mapping[str, str], why: str) -> None:
+    """`point_job_refs` for several jobs in one ref transaction: all move, or none."""
+    refs: dict[str, str] = {}
+    for job_id, oid in heads.items():
+        repair.clear_private_locks(ctx.repo, job_id)
+        refs[trailers.job_ref(job_id)] = oid
+        refs[f"refs/heads/{branch_name(job_id)}"] = oid
+    only = f"job {next(iter(heads))}" if len(heads) == 1 else f"{len(heads)} jobs"
+    objects.point_refs(ctx.repo, refs, f"gitpub: {why} {only}")

@@ -8,6 +8,8 @@ and passed over, and delivery goes on with the job's own commit."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gitpub import jobs, trailers
 from gitpub.commit import ArtifactsDamaged, load_manifest
 from gitpub.context import Context
@@ -35,13 +37,32 @@ def find_published(ctx: Context, job: Job) -> Oid | None:
     Its `Blog-Job-Id` and `Blog-Manifest-Sha256` trailers match the job, and its tree holds
     the manifest's files with the manifest's bytes. Every candidate whose content differs is
     recorded once as a `confirm:content-differs` event."""
-    if not job.artifact_sha256:
-        return None
-    candidates = trailers.find_remote_all(
-        ctx.repo, ctx.tracking_ref, job.base_commit, job.job_id, job.artifact_sha256
-    )
-    if not candidates:
-        return None
+    return find_published_all(ctx, [job]).get(job.job_id)
+
+
+def find_published_all(ctx: Context, held: Sequence[Job]) -> dict[str, Oid | None]:
+    """`find_published` for many jobs, walking the remote branch once per base commit
+    among them (a batch usually shares one) instead of once per job."""
+    wanted = [j for j in held if j.artifact_sha256]
+    found: dict[str, Oid | None] = {j.job_id: None for j in held}
+    by_base: dict[str | None, list[Job]] = {}
+    for job in wanted:
+        by_base.setdefault(job.base_commit, []).append(job)
+    for base, group in by_base.items():
+        claims = trailers.find_remote_many(
+            ctx.repo,
+            ctx.tracking_ref,
+            base,
+            {(j.job_id, j.artifact_sha256 or "") for j in group},
+        )
+        for job in group:
+            candidates = claims.get((job.job_id, job.artifact_sha256 or ""), [])
+            if candidates:
+                found[job.job_id] = _first_with_content(ctx, job, candidates)
+    return found
+
+
+def _first_with_content(ctx: Context, job: Job, candidates: list[Oid]) -> Oid | None:
     try:
         entries = load_manifest(ctx, job)
     except ArtifactsDamaged as exc:

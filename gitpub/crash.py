@@ -14,8 +14,11 @@ POINTS = (
     "after_local_commit_before_db",
     "after_local_committed",
     "during_worktree_add",
+    "during_batch_stacking",
+    "after_batch_refs_before_db",
     "after_rebase_before_push",
     "after_push_before_db",
+    "after_batch_confirmed_before_db",
     "after_published_before_cleanup",
     "during_external_sync_push",
 )

@@ -7,7 +7,7 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -566,10 +566,11 @@ def _apply(
 
 @dataclass(frozen=True)
 class Move:
-    """One transition of a batch (see `transition_all`)."""
+    """One change of a batch (see `transition_all`): a transition, or with `to=None` an
+    event and field changes in the job's current state, like `record`."""
 
     job: Job
-    to: State
+    to: State | None
     step: str
     detail: Mapping[str, Any] | None = None
     values: Mapping[str, Any] = field(default_factory=dict)
@@ -577,21 +578,36 @@ class Move:
 
 def transition_all(
     store: Store, moves: Sequence[Move], also: Callable[[sqlite3.Connection], None] | None = None
-) -> None:
-    """Several transitions committed together: each is checked against the table and gets
-    its own event, and either all of them happen or none. For quick bookkeeping over many
-    jobs (start-up recovery), where one durable commit per transition would dominate."""
+) -> dict[str, Job]:
+    """Several changes committed together: each is checked against the table and gets its
+    own event, and either all of them happen or none. For bookkeeping over many jobs (a
+    delivered batch, start-up recovery), where one durable commit per change would dominate.
+    Two moves of one job chain: the second starts from the state the first left. Returns the
+    jobs as they now are."""
+    states: dict[str, State] = {}
     for move in moves:
-        check_transition(move.job.state, move.to)
+        start = states.get(move.job.job_id, move.job.state)
+        if move.to is not None:
+            check_transition(start, move.to)
+            states[move.job.job_id] = move.to
+    moved = set(states)
     with store.transaction() as conn:
+        states.clear()
         for move in moves:
-            _apply(conn, move.job, move.to, move.step, move.detail, move.values)
+            start = states.get(move.job.job_id, move.job.state)
+            job = move.job if start is move.job.state else replace(move.job, state=start)
+            _apply(conn, job, move.to, move.step, move.detail, move.values)
+            states[job.job_id] = move.to or start
         if also is not None:
             also(conn)
-    for move in moves:
-        fresh = get(store, move.job.job_id)
-        if fresh is not None:
-            jobrecord.remember_state(job_dir(store, fresh.job_id), fresh)
+    fresh: dict[str, Job] = {}
+    for job_id in states:
+        row = get(store, job_id)
+        if row is not None:
+            fresh[job_id] = row
+            if job_id in moved:
+                jobrecord.remember_state(job_dir(store, job_id), row)
+    return fresh
 
 
 def job_dir(store: Store, job_id: str) -> Path:

@@ -137,6 +137,26 @@ def renew(store: Store, job: Job, seconds: float) -> Job:
     return fresh
 
 
+def renew_many(store: Store, held: Sequence[Job], seconds: float) -> list[Job]:
+    """`renew` for many jobs in one transaction; returns those whose lease still held (a job
+    whose lease was taken meanwhile is left out, and its new holder drives it)."""
+    if not held:
+        return []
+    expires = at(parse_time(now()) + seconds)
+    kept: list[str] = []
+    with store.transaction() as conn:
+        for job in held:
+            got = conn.execute(
+                "UPDATE blog_publication SET lease_expires_at = ?"
+                " WHERE job_id = ? AND lease_token = ?",
+                (expires, job.job_id, job.lease_token),
+            ).rowcount
+            if got == 1:
+                kept.append(job.job_id)
+    fresh = [get(store, job_id) for job_id in kept]
+    return [j for j in fresh if j is not None]
+
+
 def release(store: Store, job: Job) -> None:
     with store.transaction() as conn:
         conn.execute(

@@ -1,50 +1,35 @@
-"""Delivery: fetch, rebase onto the remote branch, push, and confirm by trailers and content.
+"""Delivery: fetch, stack every ready job's commit on the remote branch, push them in one
+push, and confirm each job by its trailers and its content (`batch` does the network part).
 
 A push may succeed while its response is lost, and a rebase gives the job commit a new
 hash, so "published" is decided only by finding the job's trailers on the remote-tracking
 branch after a fetch — on a commit whose tree holds the job's manifest (see `confirm`) — and
-the hash stored is the remote's own."""
+the hash stored is the remote's own. Each step of a batch is one SQLite transaction for all
+of its jobs, not one per job per transition."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import random
 import shutil
+import sqlite3
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
-from gitpub import (
-    confirm,
-    crash,
-    jobs,
-    leases,
-    objects,
-    outbox,
-    recheck,
-    repair,
-    replay,
-    trailers,
-    trust,
-)
-from gitpub.commit import point_job_refs, target_unchanged
+from gitpub import batch, crash, jobs, outbox, recheck, replay, trailers, trust
+from gitpub.batch import Result, fetch_repairing
 from gitpub.context import Context
-from gitpub.errors import GitCommandError, git_cause
+from gitpub.errors import GitCommandError
 from gitpub.gitrepo import run_git
-from gitpub.jobs import Job
+from gitpub.jobs import Job, Move
 from gitpub.prepare import discard_worktree
 from gitpub.states import State
 from gitpub.store import at
-from gitpub.types import Oid
 
-
-@dataclass
-class Result:
-    kind: str  # published | retry | conflict | recheck
-    reason: str = ""
-    remote_commit: Oid | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-    delta: recheck.Delta | None = None
+DELIVERABLE = frozenset({State.LOCAL_COMMITTED, State.PUSHING, State.RETRY_WAIT, State.FAILED})
+"""The states a job is delivered from: committed, interrupted mid-push, due for another
+attempt, or (FAILED) due for its delivery probe."""
 
 
 def backoff(cfg_base: float, cfg_max: float, attempt: int) -> float:
@@ -53,138 +38,155 @@ def backoff(cfg_base: float, cfg_max: float, attempt: int) -> float:
     return delay / 2 + random.uniform(0, delay / 2)
 
 
-def deliver(ctx: Context, job: Job) -> Job:
-    """Drive a job in LOCAL_COMMITTED, PUSHING, RETRY_WAIT (due) or FAILED (probe) onward."""
-    probe = job.state is State.FAILED
-    if job.state in (State.LOCAL_COMMITTED, State.RETRY_WAIT):
-        job = jobs.transition(
-            ctx.store, job, State.PUSHING, "relay:start", {"attempt": job.attempt + 1}
-        )
-    with ctx.locks.hold("delivery"):
-        result = _deliver_locked(ctx, job, probe)
-    job = jobs.get(ctx.store, job.job_id) or job  # the locked part may have recorded events
-    if result.kind == "recheck":
-        assert result.delta is not None
-        # Judged outside the delivery lock: a slow judge must not hold up other deliveries.
-        return _recheck(ctx, job, result.delta)
-    job = _settle(ctx, job, result, probe)
-    if job.state is State.CONFLICT:
-        replay.worktree_for_person(ctx, job)
-    if job.state is State.PUBLISHED:
-        crash.point("after_published_before_cleanup")
-        discard_worktree(ctx, job.job_id)
-        fast_forward_live(ctx)
-    return job
+@dataclasses.dataclass
+class Delivered:
+    """What a batch did: each job's new row, and the jobs whose own trouble (a damaged
+    artifact, a git command that failed for it alone) the caller must note."""
+
+    jobs: dict[str, Job]
+    faults: dict[str, Exception]
 
 
-def _deliver_locked(ctx: Context, job: Job, probe: bool) -> Result:
-    repo, pub = ctx.repo, ctx.config.publish
-    failed = _fetch(ctx, job)
-    if failed:
-        return failed
-    found = _confirmed(ctx, job)
-    if found:
-        # Already there: a previous push whose answer we never recorded. Never push twice.
-        return Result("published", "found on remote before pushing", found)
-    head = replay.job_commit(ctx, job)
-    for race in range(ctx.config.retry.push_races):
-        # A checkpoint before every push: network rounds can be slow, and a worker whose
-        # lease was taken meanwhile must stop here rather than push.
-        job = leases.renew(ctx.store, job, ctx.config.retry.lease_seconds)
-        tip = repo.resolve(ctx.tracking_ref)
-        if tip is None:
-            return Result("retry", f"remote branch {pub.branch!r} does not exist")
-        if not target_unchanged(ctx, job, tip):
-            return Result(
-                "conflict",
-                f"{job.target_path} changed on the remote since the snapshot",
-                detail={"failure_code": "target_changed", "paths": [job.target_path]},
-            )
-        if not probe:
-            delta = recheck.pending(ctx, job, tip)
-            if delta is not None:
-                return Result("recheck", "new articles on the remote", delta=delta)
-        job, rebased, conflict = replay.rebase(ctx, job, head, tip)
-        if conflict is not None:
-            return Result(
-                "conflict",
-                "rebase conflict in " + ", ".join(conflict),
-                detail={"failure_code": "rebase_conflict", "paths": conflict},
-            )
-        assert rebased is not None
-        head = rebased
-        job = _record_local(ctx, job, head)
-        crash.point("after_rebase_before_push")
-        pushed = repo.push(pub.remote, head, pub.branch)
-        if pushed.ok:
-            crash.point("after_push_before_db")
-            jobs.record(ctx.store, job, "push", {"commit": head, "race": race})
-        elif not pushed.rejected_non_ff:
-            return _push_failed(ctx, job, head, pushed.stderr)
-        failed = _fetch(ctx, job)
-        if failed:
-            return failed
-        found = _confirmed(ctx, job)
-        if found:
-            return Result("published", "confirmed by trailers and content", found)
-        if pushed.ok:
-            return Result("retry", "push accepted but the commit is not on the remote branch")
-        jobs.record(ctx.store, job, "push:rejected", {"race": race, "reason": "non-fast-forward"})
-    return Result("retry", f"remote moved during {ctx.config.retry.push_races} push attempts")
-
-
-def _push_failed(ctx: Context, job: Job, head: Oid, stderr: str) -> Result:
-    """A push that failed for another reason than a moved remote: git's own cause in the
-    reason (not the porcelain's closing "Done"), its whole output in the event."""
-    gone = objects.missing(ctx.repo, objects.closure(ctx.repo, head, replay.paths(ctx, job)))
-    if gone:
-        # A `git gc --prune=now` took objects of the job commit: forget it, so the next
-        # attempt makes it again from the artifacts.
-        with ctx.locks.hold("repo"):
-            repair.repair(ctx.repo)
-        return Result("retry", "objects of the job commit were removed; it will be made again")
-    return Result(
-        "retry", f"push failed: {git_cause(stderr) or 'no output'}", detail={"git": stderr}
+def deliver_all(ctx: Context, held: Sequence[Job]) -> Delivered:
+    """Deliver leased jobs in DELIVERABLE states together, in the order given."""
+    probes = frozenset(j.job_id for j in held if j.state is State.FAILED)
+    starting = [j for j in held if j.state in (State.LOCAL_COMMITTED, State.RETRY_WAIT)]
+    fresh = jobs.transition_all(
+        ctx.store,
+        [Move(j, State.PUSHING, "relay:start", {"attempt": j.attempt + 1}) for j in starting],
     )
+    held = [fresh.get(j.job_id, j) for j in held]
+    with ctx.locks.hold("delivery"):
+        results = batch.deliver_locked(ctx, held, probes)
+    # The locked part recorded events: settle from the rows as they are now.
+    current: dict[str, Job] = {
+        j.job_id: jobs.get(ctx.store, j.job_id) or j for j in held if j.job_id in results
+    }
+    done: dict[str, Job] = {}
+    faults: dict[str, Exception] = {}
+    for job_id, result in results.items():
+        if result.kind == "recheck":
+            assert result.delta is not None
+            # Judged outside the delivery lock: a slow judge must not hold up deliveries.
+            done[job_id] = _recheck(ctx, current[job_id], result.delta)
+        elif result.kind == "fault":
+            assert result.error is not None
+            faults[job_id] = result.error
+    settled = _settle_all(
+        ctx,
+        [(current[i], r) for i, r in results.items() if r.kind not in ("recheck", "fault")],
+        probes,
+    )
+    done.update(settled)
+    _after(ctx, list(settled.values()))
+    return Delivered(done, faults)
 
 
-def _fetch(ctx: Context, job: Job) -> Result | None:
-    """Fetch the published branch; a retry Result when the remote cannot be reached."""
-    try:
-        repaired = fetch_repairing(ctx)
-    except GitCommandError as exc:
-        return Result("retry", f"fetch failed: {git_cause(exc.stderr)}", detail={"git": exc.stderr})
-    if repaired:
-        jobs.record(ctx.store, job, "repair", repaired.summary())
-    return None
+def _after(ctx: Context, settled: list[Job]) -> None:
+    """What follows a settled batch outside the database: a conflict's worktree for the
+    person who resolves it, published jobs' worktrees gone, the live checkout brought up."""
+    for job in settled:
+        if job.state is State.CONFLICT:
+            replay.worktree_for_person(ctx, job)
+    published = [j for j in settled if j.state is State.PUBLISHED]
+    if published:
+        crash.point("after_published_before_cleanup")
+        for job in published:
+            discard_worktree(ctx, job.job_id)
+        fast_forward_live(ctx)
 
 
-def fetch_repairing(ctx: Context) -> repair.Repaired | None:
-    """Fetch the published branch; when git blames the repository's own state (a half-made
-    worktree, a ref at a pruned object, a lock a killed fetch left), repair and fetch again."""
-    pub = ctx.config.publish
-    try:
-        ctx.repo.fetch(pub.remote, pub.branch)
-        return None
-    except GitCommandError as exc:
-        if not repair.wedged(exc.stderr):
-            raise
-    with ctx.locks.hold("repo"):
-        repaired = repair.repair(ctx.repo, ctx.tracking_ref)
-    ctx.repo.fetch(pub.remote, pub.branch)
-    return repaired
+def _settle_all(
+    ctx: Context, outcomes: list[tuple[Job, Result]], probes: frozenset[str]
+) -> dict[str, Job]:
+    """Every outcome of a batch recorded in one transaction, with the outbox."""
+    moves: list[Move] = []
+    settle: dict[str, str] = {}
+    for job, result in outcomes:
+        moves += _moves(ctx, job, result, job.job_id in probes)
+        if result.kind == "published":
+            settle[job.job_id] = "delivered"
+        elif result.kind == "conflict" and job.job_id not in probes:
+            settle[job.job_id] = "conflict"
+    if not moves:
+        return {}
+
+    def also(conn: sqlite3.Connection) -> None:
+        for job_id, status in settle.items():
+            outbox.settle_publish(conn, job_id, status)
+
+    return jobs.transition_all(ctx.store, moves, also=also)
 
 
-def _confirmed(ctx: Context, job: Job) -> Oid | None:
-    return confirm.find_published(ctx, job)
-
-
-def _record_local(ctx: Context, job: Job, head: Oid) -> Job:
-    if head == job.local_commit:
-        return job
-    with ctx.locks.hold("repo"):
-        point_job_refs(ctx, job.job_id, head, "rebase")
-    return jobs.record(ctx.store, job, "rebase", {"commit": head}, local_commit=head)
+def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
+    retry = ctx.config.retry
+    if result.kind == "published":
+        return [
+            Move(
+                job,
+                State.PUBLISHED,
+                "published",
+                {"remote_commit": result.remote_commit, "how": result.reason, "probe": probe},
+                {
+                    "remote_commit": result.remote_commit,
+                    "failure_code": None,
+                    "next_retry_at": None,
+                },
+            )
+        ]
+    if probe:
+        # FAILED stays FAILED: a probe never resets the budget or regenerates anything.
+        return [
+            Move(
+                job,
+                None,
+                "probe",
+                {"result": result.kind, "reason": result.reason},
+                {"next_retry_at": at(time.time() + retry.probe_interval)},
+            )
+        ]
+    if result.kind == "conflict":
+        return [
+            Move(
+                job,
+                State.CONFLICT,
+                "conflict",
+                {"reason": result.reason, "paths": result.detail.get("paths", [])},
+                {"failure_code": result.detail.get("failure_code", "conflict")},
+            )
+        ]
+    attempt = job.attempt + 1
+    exhausted = attempt >= job.max_attempts
+    delay = (
+        retry.probe_interval if exhausted else backoff(retry.base_delay, retry.max_delay, attempt)
+    )
+    moves = [
+        Move(
+            job,
+            State.RETRY_WAIT,
+            "retry:wait",
+            {
+                "reason": result.reason,
+                "attempt": attempt,
+                "delay": round(delay, 3),
+                **({"git": result.detail["git"]} if "git" in result.detail else {}),
+            },
+            {"attempt": attempt, "next_retry_at": at(time.time() + delay)},
+        )
+    ]
+    if exhausted:
+        # The budget is spent: from now on only the (hourly) delivery probe, which never
+        # resets the budget and never regenerates anything.
+        moves.append(
+            Move(
+                job,
+                State.FAILED,
+                "retry:exhausted",
+                {"attempt": attempt, "max_attempts": job.max_attempts},
+                {"failure_code": "delivery_exhausted"},
+            )
+        )
+    return moves
 
 
 def _recheck(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
@@ -265,73 +267,6 @@ def resume_recheck(ctx: Context, job: Job) -> Job:
     if delta is None:
         return jobs.transition(ctx.store, job, State.LOCAL_COMMITTED, "recheck:nothing-new")
     return _judge_delta(ctx, job, delta)
-
-
-def _settle(ctx: Context, job: Job, result: Result, probe: bool) -> Job:
-    store, retry = ctx.store, ctx.config.retry
-    if result.kind == "published":
-        return jobs.transition(
-            store,
-            job,
-            State.PUBLISHED,
-            "published",
-            {"remote_commit": result.remote_commit, "how": result.reason, "probe": probe},
-            remote_commit=result.remote_commit,
-            failure_code=None,
-            next_retry_at=None,
-            also=lambda conn: outbox.settle_publish(conn, job.job_id, "delivered"),
-        )
-    if probe:
-        # FAILED stays FAILED: a probe never resets the budget or regenerates anything.
-        return jobs.record(
-            store,
-            job,
-            "probe",
-            {"result": result.kind, "reason": result.reason},
-            next_retry_at=at(time.time() + retry.probe_interval),
-        )
-    if result.kind == "conflict":
-        code = result.detail.get("failure_code", "conflict")
-        return jobs.transition(
-            store,
-            job,
-            State.CONFLICT,
-            "conflict",
-            {"reason": result.reason, "paths": result.detail.get("paths", [])},
-            failure_code=code,
-            also=lambda conn: outbox.settle_publish(conn, job.job_id, "conflict"),
-        )
-    attempt = job.attempt + 1
-    exhausted = attempt >= job.max_attempts
-    delay = (
-        retry.probe_interval if exhausted else backoff(retry.base_delay, retry.max_delay, attempt)
-    )
-    job = jobs.transition(
-        store,
-        job,
-        State.RETRY_WAIT,
-        "retry:wait",
-        {
-            "reason": result.reason,
-            "attempt": attempt,
-            "delay": round(delay, 3),
-            **({"git": result.detail["git"]} if "git" in result.detail else {}),
-        },
-        attempt=attempt,
-        next_retry_at=at(time.time() + delay),
-    )
-    if exhausted:
-        # The budget is spent: from now on only the (hourly) delivery probe, which never
-        # resets the budget and never regenerates anything.
-        job = jobs.transition(
-            store,
-            job,
-            State.FAILED,
-            "retry:exhausted",
-            {"attempt": attempt, "max_attempts": job.max_attempts},
-            failure_code="delivery_exhausted",
-        )
-    return job
 
 
 def fast_forward_live(ctx: Context) -> str:

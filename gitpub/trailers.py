@@ -6,7 +6,7 @@ never by the hash gitpub recorded locally."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 
 from gitpub.gitrepo import Repo, run_git
 from gitpub.types import JobId, Oid, Sha256
@@ -43,16 +43,26 @@ def find_remote_all(
 
     Only the remote-tracking ref is searched (never local branches, never --all): a pushed-then-
     left-behind local job branch must not make an unpublished job look published."""
+    return find_remote_many(repo, tracking_ref, base, {(job_id, manifest)}).get(
+        (job_id, manifest), []
+    )
+
+
+def find_remote_many(
+    repo: Repo, tracking_ref: str, base: str | None, wanted: Set[tuple[str, str]]
+) -> dict[tuple[str, str], list[Oid]]:
+    """`find_remote_all` for many (job id, manifest) pairs sharing one base: one walk."""
     tip = repo.resolve(tracking_ref)
     if tip is None:
-        return []
+        return {}
     hide = [base] if base else []
-    return [
-        Oid(str(commit.id))
-        for commit in repo.walk(tip, hide)
-        if commit.message_trailers.get(JOB_ID) == job_id
-        and commit.message_trailers.get(MANIFEST) == manifest
-    ]
+    out: dict[tuple[str, str], list[Oid]] = {}
+    for commit in repo.walk(tip, hide):
+        found = commit.message_trailers
+        pair = (found.get(JOB_ID, ""), found.get(MANIFEST, ""))
+        if pair in wanted:
+            out.setdefault(pair, []).append(Oid(str(commit.id)))
+    return out
 
 
 def find_local(repo: Repo, job_id: str, manifest: str | None = None) -> Oid | None:

@@ -14,7 +14,7 @@ from gitpub.context import Context
 from gitpub.errors import GitpubError
 from gitpub.jobs import Job, LeaseLost
 from gitpub.sanitize import sanitize
-from gitpub.states import TERMINAL, State
+from gitpub.states import State
 from gitpub.store import now
 
 ACTIVE = (
@@ -59,14 +59,15 @@ def due_job_ids(ctx: Context, only: tuple[str, ...] = ()) -> list[str]:
     return [i for i in ids if not only or i in only]
 
 
-def advance(ctx: Context, job_id: str, owner: str, deliver: bool = True) -> Job | None:
-    """Claim the job and move it as far as it goes now. None when another worker has it."""
+def advance(ctx: Context, job_id: str, owner: str) -> Job | None:
+    """Claim the job and move it as far as it goes before delivery. None when another worker
+    has it."""
     lease = ctx.config.retry.lease_seconds
     job = leases.claim(ctx.store, job_id, owner, lease)
     if job is None:
         return None  # lost the claim race: normal concurrency, not an error
     try:
-        return _drive(ctx, job, lambda j: leases.renew(ctx.store, j, lease), deliver)
+        return _drive(ctx, job, lambda j: leases.renew(ctx.store, j, lease))
     except LeaseLost:
         return None  # our lease was taken: stop here, without side effects
     finally:
@@ -75,7 +76,8 @@ def advance(ctx: Context, job_id: str, owner: str, deliver: bool = True) -> Job 
             leases.release(ctx.store, current)
 
 
-def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job], deliver: bool = True) -> Job:
+def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
+    """Prepare, commit and recheck: everything up to delivery, which jobs share (`deliver`)."""
     store = ctx.store
     if job.state in (State.LOCAL_COMMITTING, State.RECOVERING):
         # Found mid-commit with no live lease: the process that was committing died.
@@ -106,20 +108,97 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job], deliver: bool = 
                 job = reconcile.recover_local_commit(ctx, fresh)  # → REVIEW, with the reason
         elif state is State.RECHECK_CANDIDATES:
             job = relay.resume_recheck(ctx, job)
-        elif state in (State.LOCAL_COMMITTED, State.PUSHING, State.RETRY_WAIT, State.FAILED):
-            if not deliver:
-                return job
-            job = relay.deliver(ctx, job)
-            if job.state in (State.RETRY_WAIT, State.FAILED):
-                return job  # waits for its time (or its probe); KEEP loops back to deliver
         else:
-            return job
-        if job.state in TERMINAL:
             return job
 
 
 def _code(state: State) -> str | None:
     return {State.REVIEW: "review", State.SKIPPED: None}.get(state)
+
+
+class _Round:
+    """One pass over the due jobs: each is prepared and committed in turn, and those ready
+    to deliver are delivered together, as one batch."""
+
+    def __init__(self, ctx: Context, owner: str, deliver: bool) -> None:
+        self.ctx, self.owner, self.deliver = ctx, owner, deliver
+        self.touched: dict[str, Job] = {}
+        self.unmoved: set[str] = set()
+        self.ready: dict[str, Job] = {}  # job id → job, in delivery order
+        self.targets: set[str] = set()  # the articles the ready jobs write
+
+    def take(self, job_id: str) -> None:
+        current = jobs.get(self.ctx.store, job_id)
+        if (
+            current is not None
+            and current.state is State.RECEIVED
+            and current.requested_target in self.targets
+        ):
+            # A revision of an article still on its way (`--target` names it): deliver that
+            # one first, so this job's snapshot holds it and the revision is an UPDATE.
+            self.flush()
+        job = self._guarded(job_id, lambda: advance(self.ctx, job_id, self.owner))
+        if job is None:
+            return
+        if job.state in relay.DELIVERABLE and self.deliver:
+            if job.target_path in self.targets:
+                return  # its article is already in this batch: the next round delivers it
+            self.ready[job_id] = job
+            self.targets.add(job.target_path or "")
+        elif job.state in ACTIVE:
+            self.unmoved.add(job_id)  # stuck active (e.g. recovering elsewhere): don't spin
+
+    def flush(self) -> None:
+        """Deliver the ready jobs together."""
+        ready, self.ready, self.targets = list(self.ready), {}, set()
+        if not ready:
+            return
+        ctx = self.ctx
+        held = leases.claim_many(ctx.store, ready, self.owner, ctx.config.retry.lease_seconds)
+        self.unmoved.update(set(ready) - {j.job_id for j in held})  # claimed elsewhere
+        try:
+            delivered = relay.deliver_all(ctx, held)
+        except LeaseLost:
+            delivered = None  # a lease was taken mid-batch: its new holder goes on
+        except Exception as exc:
+            leases.release_many(ctx.store, _still_held(ctx, held))
+            for job in held:
+                self._failed(job.job_id, faults.classify(exc))
+            return
+        leases.release_many(ctx.store, _still_held(ctx, held))
+        if delivered is None:
+            return
+        self.touched.update(delivered.jobs)
+        for job_id, error in delivered.faults.items():
+            self._failed(job_id, faults.classify(error))
+
+    def _guarded(self, job_id: str, step: Callable[[], Job | None]) -> Job | None:
+        try:
+            job = step()
+        except Exception as exc:
+            # One job's trouble (a git command that failed, or a bug) must not stop the
+            # others. The job keeps its state and is tried again — at once when the
+            # failure is deterministic, else on the next pass — until it has failed
+            # max_attempts times; then it ends in an explicit state naming the failure.
+            self._failed(job_id, faults.classify(exc))
+            return None
+        if job is None:
+            self.unmoved.add(job_id)  # claimed elsewhere
+        else:
+            self.touched[job_id] = job
+        return job
+
+    def _failed(self, job_id: str, fault: faults.Fault) -> None:
+        ended, again = _note_error(self.ctx, job_id, fault)
+        if ended is not None:
+            self.touched[job_id] = ended
+        if not again:
+            self.unmoved.add(job_id)
+
+
+def _still_held(ctx: Context, held: list[Job]) -> list[Job]:
+    rows = [jobs.get(ctx.store, j.job_id) for j in held]
+    return [r for r, j in zip(rows, held) if r is not None and r.lease_token == j.lease_token]
 
 
 def run_until_idle(
@@ -133,31 +212,19 @@ def run_until_idle(
     With deliver=False jobs stop once committed locally (the demo stages races with it)."""
     owner = owner or owner_name()
     touched: dict[str, Job] = {}
-    seen_unmoved: set[str] = set()
+    unmoved: set[str] = set()
     while True:
-        ids = [i for i in due_job_ids(ctx, only) if i not in seen_unmoved and i not in skip]
+        ids = [i for i in due_job_ids(ctx, only) if i not in unmoved and i not in skip]
         if not ids:
             return list(touched.values())
+        round_ = _Round(ctx, owner, deliver)
         for job_id in ids:
-            try:
-                job = advance(ctx, job_id, owner, deliver)
-            except Exception as exc:
-                # One job's trouble (a git command that failed, or a bug) must not stop the
-                # others. The job keeps its state and is tried again — at once when the
-                # failure is deterministic, else on the next pass — until it has failed
-                # max_attempts times; then it ends in an explicit state naming the failure.
-                fault = faults.classify(exc)
-                ended, again = _note_error(ctx, job_id, fault)
-                if ended is not None:
-                    touched[job_id] = ended
-                if not again:
-                    seen_unmoved.add(job_id)
-                continue
-            if job is None or job.state in ACTIVE:
-                # Claimed elsewhere, or stuck active (e.g. recovering elsewhere): don't spin.
-                seen_unmoved.add(job_id)
-            if job is not None:
-                touched[job_id] = job
+            round_.take(job_id)
+        round_.flush()
+        touched.update(round_.touched)
+        unmoved |= round_.unmoved
+        if not deliver:
+            unmoved |= {i for i, j in round_.touched.items() if j.state in ACTIVE}
 
 
 def _note_error(ctx: Context, job_id: str, fault: faults.Fault) -> tuple[Job | None, bool]:

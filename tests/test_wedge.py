@@ -127,7 +127,7 @@ def test_sigkill_soak_of_the_process_group_never_wedges(
 
         assert {ord(c) for c in "今天"} <= cmap(blog.remote_file("public/fonts/blog.woff2"))
         assert drafts(draft_log) == Counter({j: 1 for j in ids})
-        assert len(pushes(blog)) == len(ids)
+        assert 1 <= len(pushes(blog)) <= len(ids)
     else:
         assert_exactly_once(blog, ids, draft_log)
     fetch_works(blog)

@@ -21,7 +21,7 @@ from gitpub.context import Context
 from gitpub.errors import InputError
 from gitpub.files import write_atomic
 from gitpub.jobs import Job
-from gitpub.prepare import manifest, steps
+from gitpub.prepare import manifest, queued, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
 from gitpub.sanitize import sanitize_obj
@@ -280,6 +280,7 @@ class Preparer:
             return Outcome(ruled.state, ruled.reason)
         suffixes = self.ctx.config.publish.suffixes
         articles = {p: b for p, b in existing.items() if p.endswith(suffixes)}
+        articles.update(queued.articles(self.ctx, self.job, path))
         verdict = self.checkpoint("judge", lambda: self.judge(path, text, articles))
         if verdict.get("leaks"):
             return _leaked("judge", verdict["leaks"])

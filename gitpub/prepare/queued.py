@@ -1,0 +1,44 @@
+"""The articles this node's earlier jobs are still delivering.
+
+Jobs ready together are delivered together, each prepared on the same snapshot of the remote,
+so a job cannot find a duplicate that an earlier job of the same batch brings in the remote
+branch. The prepare judge counts those articles as the blog's: two submissions of one text
+under two keys end as one PUBLISHED and one SKIPPED, as they do when delivered one by one."""
+
+from __future__ import annotations
+
+from gitpub.context import Context
+from gitpub.jobs import Job
+from gitpub.states import State
+
+ON_THE_WAY = (
+    State.READY_TO_COMMIT,
+    State.LOCAL_COMMITTING,
+    State.LOCAL_COMMITTED,
+    State.PUSHING,
+    State.RECHECK_CANDIDATES,
+    State.RETRY_WAIT,
+)
+
+
+def articles(ctx: Context, job: Job, own: str) -> dict[str, bytes]:
+    """Path → bytes of each article an earlier job of this node has sealed and not yet
+    delivered; the job's own target `own` is left out (a job is never judged against the
+    path it writes)."""
+    marks = ",".join("?" * len(ON_THE_WAY))
+    rows = ctx.store.conn.execute(
+        f"SELECT target_path, artifact_dir FROM blog_publication"
+        f" WHERE state IN ({marks}) AND artifact_dir IS NOT NULL AND target_path IS NOT NULL"
+        f" AND job_id != ? AND (created_at < ? OR (created_at = ? AND job_id < ?))"
+        f" ORDER BY created_at, job_id",
+        (*[s.value for s in ON_THE_WAY], job.job_id, job.created_at, job.created_at, job.job_id),
+    )
+    out: dict[str, bytes] = {}
+    for path, folder in rows:
+        if path == own:
+            continue
+        try:
+            out[path] = (ctx.state_dir / folder / path).read_bytes()
+        except OSError:
+            continue  # damaged artifacts are that job's to report, not this one's
+    return out
