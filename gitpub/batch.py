@@ -64,13 +64,7 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
             results[job.job_id] = Result(
                 "published", "found on remote before pushing", found[job.job_id]
             )
-    heads: dict[str, Oid] = {}
-    for job in held:
-        if job.job_id not in results:
-            try:
-                heads[job.job_id] = replay.job_commit(ctx, job)
-            except Exception as exc:  # this job's trouble, not the batch's
-                results[job.job_id] = Result("fault", str(exc), error=exc)
+    heads = _job_commits(ctx, [j for j in held if j.job_id not in results], results)
     pending = [j for j in held if j.job_id in heads and j.job_id not in results]
     races = ctx.config.retry.push_races
     for race in range(races):
@@ -80,6 +74,21 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
     for job in pending:
         results[job.job_id] = Result("retry", f"remote moved during {races} push attempts")
     return results
+
+
+def _job_commits(ctx: Context, held: list[Job], results: Results) -> dict[str, Oid]:
+    """Each job's commit, whole; a job whose commit cannot be had drops out with its fault."""
+    try:
+        return replay.job_commits(ctx, held)
+    except Exception:
+        pass  # one job's trouble: find whose, one by one
+    heads: dict[str, Oid] = {}
+    for job in held:
+        try:
+            heads[job.job_id] = replay.job_commit(ctx, job)
+        except Exception as exc:  # this job's trouble, not the batch's
+            results[job.job_id] = Result("fault", str(exc), error=exc)
+    return heads
 
 
 def _push_round(

@@ -32,16 +32,18 @@ def public_mode() -> int:
     return 0o666 & ~umask()
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write `data` to a temp file beside `path` (`.<name>.<random>.tmp`), fsync it, then
-    rename it over `path`. A killed writer leaves at most that temp file behind."""
+def write_atomic(path: Path, data: bytes, mode: int | None = None, sync: bool = True) -> None:
+    """Write `data` to a temp file beside `path` (`.<name>.<random>.tmp`), fsync it (unless
+    `sync` is false), then rename it over `path`. A killed writer leaves at most that temp
+    file behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_beside(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)

@@ -23,7 +23,7 @@ from gitpub.context import Context
 from gitpub.errors import GitCommandError
 from gitpub.gitrepo import run_git
 from gitpub.jobs import Job, Move
-from gitpub.prepare import discard_worktree
+from gitpub.prepare import discard_worktree, discard_worktrees
 from gitpub.states import State
 from gitpub.store import at
 
@@ -91,8 +91,7 @@ def _after(ctx: Context, settled: list[Job]) -> None:
     published = [j for j in settled if j.state is State.PUBLISHED]
     if published:
         crash.point("after_published_before_cleanup")
-        for job in published:
-            discard_worktree(ctx, job.job_id)
+        discard_worktrees(ctx, [j.job_id for j in published])
         fast_forward_live(ctx)
 
 

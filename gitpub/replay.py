@@ -3,6 +3,7 @@ remote tip — in memory, or in the job worktree when font subsets must be rebui
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pygit2
@@ -26,18 +27,34 @@ def paths(ctx: Context, job: Job) -> list[str]:
 
 def job_commit(ctx: Context, job: Job) -> Oid:
     """The job's commit, whole — whatever a crash or a person's `git gc --prune=now` left."""
+    return job_commits(ctx, [job])[job.job_id]
+
+
+def job_commits(ctx: Context, held: Sequence[Job]) -> dict[str, Oid]:
+    """`job_commit` for many jobs: their objects checked with one question to git."""
     repo = ctx.repo
-    found = trailers.find_local(repo, job.job_id, job.artifact_sha256)
-    if found is not None and objects.missing(repo, objects.closure(repo, found, paths(ctx, job))):
+    found = {j.job_id: trailers.find_local(repo, j.job_id, j.artifact_sha256) for j in held}
+    closures = {
+        j.job_id: objects.closure(repo, oid, paths(ctx, j))
+        for j in held
+        if (oid := found[j.job_id]) is not None
+    }
+    gone = set(objects.missing(repo, [o for c in closures.values() for o in c]))
+    broken = [i for i, c in closures.items() if gone.intersection(c)]
+    if broken:
         with ctx.locks.hold("repo"):
             repair.repair(repo)
-        found = None
-    if found is None:
-        # The commit is gone (a person deleted the branch and the job ref, or gc pruned its
-        # objects): the verified artifacts make the very same commit again.
-        found = make_commit(ctx, job)
-        jobs.record(ctx.store, job, "commit:remade", {"commit": found})
-    return found
+        found.update(dict.fromkeys(broken))
+    out: dict[str, Oid] = {}
+    for job in held:
+        oid = found[job.job_id]
+        if oid is None:
+            # The commit is gone (a person deleted the branch and the job ref, or gc pruned
+            # its objects): the verified artifacts make the very same commit again.
+            oid = make_commit(ctx, job)
+            jobs.record(ctx.store, job, "commit:remade", {"commit": oid})
+        out[job.job_id] = oid
+    return out
 
 
 def rebase(ctx: Context, job: Job, head: Oid, tip: Oid) -> tuple[Job, Oid | None, list[str] | None]:

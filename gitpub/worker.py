@@ -67,7 +67,7 @@ def advance(ctx: Context, job_id: str, owner: str) -> Job | None:
     if job is None:
         return None  # lost the claim race: normal concurrency, not an error
     try:
-        return _drive(ctx, job, lambda j: leases.renew(ctx.store, j, lease))
+        return _drive(ctx, job, lambda j: leases.checkpoint(ctx.store, j, lease))
     except LeaseLost:
         return None  # our lease was taken: stop here, without side effects
     finally:

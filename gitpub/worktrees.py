@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,11 +65,20 @@ def remove(repo: Repo, path: Path, branch: str | None = None) -> None:
 
     Only this worktree's registration is dropped: a repository-wide `git worktree prune`
     would also forget a person's worktrees whose folders are merely out of reach."""
-    for admin in _admins_of(repo, path):
-        drop_admin(admin)
-    shutil.rmtree(path, ignore_errors=True)
-    if branch and repo.resolve(f"refs/heads/{branch}"):
-        run_git(["update-ref", "-d", f"refs/heads/{branch}"], repo.root, check=False)
+    remove_many(repo, [(path, branch)])
+
+
+def remove_many(repo: Repo, places: Sequence[tuple[Path, str | None]]) -> None:
+    """`remove` for several worktrees, their branches deleted in one ref transaction."""
+    doomed = []
+    for path, branch in places:
+        for admin in _admins_of(repo, path):
+            drop_admin(admin)
+        shutil.rmtree(path, ignore_errors=True)
+        if branch and repo.resolve(f"refs/heads/{branch}"):
+            doomed.append(f"delete refs/heads/{branch}\n")
+    if doomed:
+        run_git(["update-ref", "--stdin"], repo.root, check=False, input="".join(doomed).encode())
 
 
 def drop_admin(admin: Path) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import functools
 import json
 import shutil
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from gitpub import crash, jobs, scan, trust, worktrees
 from gitpub.context import Context
 from gitpub.errors import InputError
 from gitpub.files import write_atomic
-from gitpub.jobs import Job
+from gitpub.jobs import Job, Move
 from gitpub.prepare import manifest, queued, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
@@ -52,18 +52,26 @@ class Preparer:
         # Findings a person allowed by fingerprint: kept as written in the article and in
         # the job's own stored answers; everything else a step says is sanitized.
         self.allow = jobs.allowed(ctx, job.job_id)
+        # Records of in-process steps, waiting for the next durable one (see `note`).
+        self.waiting: list[tuple[Move, Path | None, bytes]] = []
 
     # ----------------------------------------------------------------- checkpointing
 
     def beat(self) -> None:
         self.job = self._heartbeat(self.job)
+        for move, _, _ in self.waiting:  # the row does not hold them yet
+            if move.values:
+                self.job = replace(self.job, **move.values)
 
     def _step_file(self, name: str) -> Path:
         return self.dir / "steps" / f"{name}.json"
 
-    def checkpoint(self, name: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    def checkpoint(
+        self, name: str, compute: Callable[[], dict[str, Any]], durable: bool = True
+    ) -> dict[str, Any]:
         """The step's answer: the recorded one when the step already finished, else computed
-        now, stored, and recorded as an event carrying its hash."""
+        now, stored, and recorded as an event carrying its hash (at once when `durable`,
+        else with the next durable record: see `note`)."""
         path = self._step_file(name)
         if name in self.done and path.is_file():
             data = path.read_bytes()
@@ -88,12 +96,9 @@ class Preparer:
             answer["leaks"] = leaks
         self.beat()
         data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
-        write_atomic(path, data)
         digest = manifest.sha256_bytes(data)
         summary = {k: v for k, v in answer.items() if k not in ("text", "files")}
-        self.job = jobs.record(
-            self.ctx.store, self.job, f"step:{name}", {"sha256": digest, **summary}
-        )
+        self.note(f"step:{name}", {"sha256": digest, **summary}, durable=durable, file=(path, data))
         self.done[name] = {"sha256": digest}
         shutil.rmtree(self._spool(name), ignore_errors=True)  # recorded: nothing to adopt
         return answer
@@ -115,6 +120,43 @@ class Preparer:
     def _spool(self, kind: str) -> Path:
         return self.dir / "steps" / f"{kind}.run"
 
+    def note(
+        self,
+        step: str,
+        detail: dict[str, Any],
+        values: dict[str, Any] | None = None,
+        *,
+        durable: bool,
+        file: tuple[Path, bytes] | None = None,
+    ) -> None:
+        """Record a step of prepare, with its stored answer `file` when it has one.
+
+        A durable record commits at once, together with every record waiting before it, in
+        one transaction. The others wait: the built-in steps are in-process, cheap and
+        deterministic, so a crash that loses them only runs them again, while one durable
+        commit per step would be most of a small job's cost. An external step (the draft
+        above all) is always durable: it is never paid for twice."""
+        values = values or {}
+        place, data = file if file else (None, b"")
+        self.waiting.append((Move(self.job, None, step, detail, values), place, data))
+        if values:
+            self.job = replace(self.job, **values)
+        if durable:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit the waiting records (their answer files first) in one transaction."""
+        if not self.waiting:
+            return
+        for move, place, data in self.waiting:
+            if place is not None:
+                # Only the durable ones are synced: a lost or torn answer of a built-in step
+                # fails its hash check and the step runs again.
+                write_atomic(place, data, sync=move is self.waiting[-1][0])
+        moves = [replace(move, job=self.job) for move, _, _ in self.waiting]
+        self.waiting = []
+        self.job = jobs.transition_all(self.ctx.store, moves)[self.job.job_id]
+
     # -------------------------------------------------------------------- the steps
 
     def run(self) -> Outcome:
@@ -124,6 +166,8 @@ class Preparer:
             return Outcome(State.REVIEW, exc.message, trust.FAILURE_CODE)
         except StepFailed as exc:
             return Outcome(State.REVIEW, exc.message)
+        finally:
+            self.flush()  # what the outcome rests on is in the history before the outcome
 
     def _run(self) -> Outcome:
         cfg = self.ctx.config
@@ -132,7 +176,9 @@ class Preparer:
         if base is None:
             return Outcome(State.REVIEW, f"branch {cfg.publish.branch!r} has no commit to build on")
 
-        draft = self.checkpoint("draft", lambda: self.draft(source))
+        draft = self.checkpoint(
+            "draft", lambda: self.draft(source), durable=external(cfg.steps.draft)
+        )
         crash.point("after_draft")
         resolved = jobs.resolution_path(self.ctx, self.job.job_id)
         by_operator = resolved.is_file() and self.job.target_path is not None
@@ -154,13 +200,16 @@ class Preparer:
             return decided
         verdict = decided
         before = existing.get(path)
-        self.job = jobs.record(
-            self.ctx.store,
-            self.job,
+        self.note(
             "target",
             {"path": path, "decision": verdict["decision"], "origin": target.origin},
-            target_path=path,
-            target_blob_sha256=manifest.sha256_bytes(before) if before is not None else None,
+            {
+                "target_path": path,
+                "target_blob_sha256": (
+                    manifest.sha256_bytes(before) if before is not None else None
+                ),
+            },
+            durable=False,
         )
         if draft.get("leaks") and not by_operator:
             # Checked once the target is recorded: the person who restores the text needs
@@ -186,7 +235,9 @@ class Preparer:
             gates.append(("validate", cfg.steps.validate))
         for name, spec in gates:
             request = {"path": path, "text": text, "worktree": str(worktree)}
-            answer = self.checkpoint(name, functools.partial(self.gate, name, spec, request))
+            answer = self.checkpoint(
+                name, functools.partial(self.gate, name, spec, request), durable=external(spec)
+            )
             if not answer["ok"]:
                 where = f" (line {answer['line']})" if answer.get("line") else ""
                 return Outcome(State.REVIEW, f"{name}: {answer.get('reason') or 'rejected'}{where}")
@@ -218,9 +269,7 @@ class Preparer:
             f"refs/heads/{p.branch}"
         )
         if base is not None:
-            self.job = jobs.record(
-                self.ctx.store, self.job, "base", {"base_commit": base}, base_commit=base
-            )
+            self.note("base", {"base_commit": base}, {"base_commit": base}, durable=False)
         return base
 
     def draft(self, source: str) -> dict[str, Any]:
@@ -281,7 +330,11 @@ class Preparer:
         suffixes = self.ctx.config.publish.suffixes
         articles = {p: b for p, b in existing.items() if p.endswith(suffixes)}
         articles.update(queued.articles(self.ctx, self.job, path))
-        verdict = self.checkpoint("judge", lambda: self.judge(path, text, articles))
+        verdict = self.checkpoint(
+            "judge",
+            lambda: self.judge(path, text, articles),
+            durable=external(self.ctx.config.steps.judge),
+        )
         if verdict.get("leaks"):
             return _leaked("judge", verdict["leaks"])
         ruled = rules.after_judge(target, verdict, self.ctx.config.steps)
@@ -318,9 +371,7 @@ class Preparer:
             # A recorded answer can outlive its files: the worktree may have been re-created
             # since. The gate is deterministic, so running it again restores the same bytes.
             answer = run()
-            self.job = jobs.record(
-                self.ctx.store, self.job, "fonts:restored", {"outputs": answer["outputs"]}
-            )
+            self.note("fonts:restored", {"outputs": answer["outputs"]}, durable=True)
         return answer
 
     # ---------------------------------------------------------- worktree and manifest
@@ -349,16 +400,22 @@ class Preparer:
         manifest.save(worktree, entries, artifacts, self.dir / "manifest.json")
         digest = manifest.digest(entries)
         shutil.rmtree(self.dir / "checkout", ignore_errors=True)
-        self.job = jobs.record(
-            self.ctx.store,
-            self.job,
+        self.note(
             "step:manifest",
             {"sha256": digest, "files": [e.path for e in entries]},
-            artifact_dir=str(artifacts.relative_to(self.ctx.state_dir)),
-            artifact_sha256=digest,
+            {
+                "artifact_dir": str(artifacts.relative_to(self.ctx.state_dir)),
+                "artifact_sha256": digest,
+            },
+            durable=True,
         )
         jobs.remember_prepared(self.ctx.store, self.job)
         return Outcome(State.READY_TO_COMMIT)
+
+
+def external(spec: Any) -> bool:
+    """A step that runs a command (not `builtin:…`): its answer is recorded durably at once."""
+    return not (isinstance(spec, str) and spec.startswith("builtin:"))
 
 
 def _leaks(answer: Any, allow: frozenset[str], field: str = "") -> list[dict[str, Any]]:
@@ -403,8 +460,13 @@ def ensure_worktree(ctx: Context, job: Job, start: str) -> Path:
 
 
 def discard_worktree(ctx: Context, job_id: str) -> None:
+    discard_worktrees(ctx, [job_id])
+
+
+def discard_worktrees(ctx: Context, job_ids: Sequence[str]) -> None:
+    """The jobs' worktrees and job branches gone (a delivered batch's, in one ref update)."""
     with ctx.locks.hold("repo"):
-        worktrees.remove(ctx.repo, ctx.worktree_dir(job_id), branch_name(job_id))
+        worktrees.remove_many(ctx.repo, [(ctx.worktree_dir(j), branch_name(j)) for j in job_ids])
 
 
 def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> tuple[Job, Outcome]:

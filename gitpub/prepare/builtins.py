@@ -5,6 +5,7 @@ built-in and an external command are interchangeable behind `steps.run_step`."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -32,7 +33,11 @@ def _body(text: str) -> str:
     return re.sub(r"[\W_]+", "", body)  # whitespace and punctuation carry no meaning here
 
 
+@functools.lru_cache(maxsize=512)
 def shingles(text: str) -> frozenset[str]:
+    """Kept for the last 512 texts: a batch judges each candidate against the same articles,
+    which would otherwise be parsed again for every job (a few hundred kB per long article,
+    so the cache stays bounded)."""
     body = _body(text)
     if len(body) < _SHINGLE:
         return frozenset({body}) if body else frozenset()
