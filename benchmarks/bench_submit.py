@@ -4,18 +4,27 @@ One blog repository (a bare remote and a clone, built once, not timed) and a sou
 Timed, interleaved round by round in shuffled order so drift hits every variant alike:
 
 - floor:        `python -c "import sqlite3, json"` (interpreter start-up and the two modules);
-- click too:    the floor plus `import click`, the least any command of this click-based
-                command line can cost;
+- click too:    the floor plus `import click`, what a command parsed by click starts with
+                (`submit` and `status` are parsed without it);
+- libraries:    the floor plus the standard and third-party modules that the modules `submit`
+                needs import at their top (dataclasses, hashlib, uuid, pathlib, datetime,
+                tomllib, platformdirs): the least `submit` costs before any code of gitpub runs;
 - submit:       `python -m gitpub submit --key K --source FILE` in the clone, a new key each time,
                 so every run records a new job (database write with fsync, job folder);
 - git blogpub:  the same through `git blogpub submit`, as the README shows it (git finds the
-                `git-blogpub` console script on PATH);
+                `git-blogpub` console script of this interpreter first on PATH);
 - status:       `python -m gitpub status` in the clone.
 
-Then, once, the modules the submit process imported: pygit2 and fontTools must not be there.
+With `--baseline PYTHON` (an interpreter with another gitpub installed, e.g. a virtualenv of the
+previous release), `submit` and `status` also run through it, in a blog of their own, in the
+same rounds: before and after, side by side.
+
+Then, once, the modules the submit process imported: pygit2, fontTools and click must not be
+there.
 
     python benchmarks/bench_submit.py            # 40 rounds
     python benchmarks/bench_submit.py --rounds 5
+    python benchmarks/bench_submit.py --baseline /tmp/gitpub-0.1.0/bin/python
 """
 
 from __future__ import annotations
@@ -34,7 +43,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import hermetic_env, make_blog  # noqa: E402
 
-HEAVY = ("pygit2", "fontTools", "uharfbuzz", "filelock")
+HEAVY = ("pygit2", "fontTools", "uharfbuzz", "filelock", "click")
+LIBRARIES = "dataclasses, hashlib, uuid, pathlib, datetime, tomllib, platformdirs"
+"""What the modules behind `submit` import at their top (jobs and store: dataclasses, hashlib,
+uuid, datetime; config: tomllib, platformdirs), in any version of it so far."""
 
 
 def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
@@ -65,6 +77,9 @@ def imported_by_submit(blog: Path, source: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument(
+        "--baseline", metavar="PYTHON", help="also time submit and status of this interpreter"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="gitpub-bench-submit-") as tmp:
@@ -76,6 +91,7 @@ def main() -> None:
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         os.environ["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
         blog, _ = make_blog(base / "repo")
+        other = make_blog(base / "baseline")[0] if args.baseline else blog
         source = base / "source.mdx"
         source.write_text("---\ntitle: A post\n---\n\nSome words, submitted.\n" * 20)
         py = sys.executable
@@ -83,6 +99,7 @@ def main() -> None:
         variants = {
             "floor": lambda: [py, "-c", "import sqlite3, json"],
             "import click too": lambda: [py, "-c", "import sqlite3, json, click"],
+            "libraries": lambda: [py, "-c", f"import sqlite3, json, {LIBRARIES}"],
             "submit": lambda: (
                 [py, "-m", "gitpub", "-C", str(blog), "submit"]
                 + ["--key", f"k{next(keys)}", "--source", str(source)]
@@ -92,6 +109,13 @@ def main() -> None:
             ),
             "status": lambda: [py, "-m", "gitpub", "status"],
         }
+        if args.baseline:
+            old = args.baseline
+            variants["submit, baseline"] = lambda: (
+                [old, "-m", "gitpub", "-C", str(other), "submit"]
+                + ["--key", f"k{next(keys)}", "--source", str(source)]
+            )
+            variants["status, baseline"] = lambda: [old, "-m", "gitpub", "-C", str(other), "status"]
         for argv in variants.values():  # warm the page cache; the first submit makes the DB
             timed(argv(), blog)
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
@@ -118,6 +142,8 @@ def main() -> None:
                 f"  {name:<20} {wall * 1000:7.1f}ms {wall / med('floor', 0):8.2f}x "
                 f"{cpu * 1000:7.1f}ms {cpu / med('floor', 1):8.2f}x"
             )
+        if args.baseline:
+            print(f"  baseline: {args.baseline}")
         print("  (target: submit at most 3x the floor)")
         heavy = imported_by_submit(blog, source)
         print(f"heavy modules imported by submit: {', '.join(heavy) if heavy else 'none'}")

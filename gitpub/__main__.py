@@ -1,3 +1,3 @@
-from gitpub.cli import main
+from gitpub.entry import main
 
 main()

@@ -1,17 +1,18 @@
-"""The `git blogpub` command line: thin click wrappers over the plain functions in commands/."""
+"""The `git blogpub` command line: thin click wrappers over the plain functions in commands/.
+
+`submit` and `status` are also parsed without click, by `gitpub.entry`, from the same
+tables in `gitpub.options` their click commands are built from here."""
 
 from __future__ import annotations
 
-import os
-import sqlite3
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from gitpub.errors import GitpubError
-from gitpub.sanitize import sanitize
+from gitpub import entry, options
 from gitpub.states import State  # light: an enum and a table
 
 
@@ -23,8 +24,54 @@ class _Ctx:
 pass_ctx = click.make_pass_decorator(_Ctx)
 
 
+class _Since(click.ParamType):  # type: ignore[type-arg]  # generic in newer click
+    name = "WHEN"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from gitpub.timespec import parse_since
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_since(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+_TYPES: dict[str, Any] = {
+    "state": click.Choice([s.value for s in State], case_sensitive=False),
+    "since": _Since(),
+    "limit": click.IntRange(min=1),
+}
+"""How click converts the TYPED options of the tables in gitpub.options, by dest."""
+
+
+def _click_option(opt: options.Option) -> Callable[[Any], Any]:
+    kw: dict[str, Any] = {"help": opt.help, "required": opt.required, "metavar": opt.metavar}
+    if opt.kind == options.FLAG:
+        kw["is_flag"] = True
+    elif opt.kind == options.MULTIPLE:
+        kw["multiple"] = True
+    elif opt.kind == options.TYPED:
+        kw["type"] = _TYPES[opt.dest]
+    if opt.default is not None:  # click takes an explicit None for a default that was given
+        kw["default"] = opt.default
+    return click.option(opt.flag, opt.dest, **kw)
+
+
+def _options(table: Sequence[options.Option]) -> Callable[[Any], Any]:
+    """The click options of one table of gitpub.options, in the table's order."""
+
+    def apply(func: Any) -> Any:
+        for opt in reversed(table):
+            func = _click_option(opt)(func)
+        return func
+
+    return apply
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-C", "path", default=".", metavar="PATH", help="Run as if started in PATH.")
+@_options(options.ROOT)
 @click.pass_context
 def cli(click_ctx: click.Context, path: str) -> None:
     """Durable publication of articles into a git-backed blog."""
@@ -32,51 +79,11 @@ def cli(click_ctx: click.Context, path: str) -> None:
 
 
 @cli.command()
-@click.option("--key", required=True, help="Idempotency key: the same key is the same request.")
-@click.option("--source", required=True, metavar="FILE|-", help="The source text.")
-@click.option(
-    "--target", default=None, metavar="PATH", help="Article path inside a content folder."
-)
-@click.option(
-    "--asset",
-    "assets",
-    multiple=True,
-    metavar="FILE",
-    help="A file to place beside the article (repeatable), in the same commit.",
-)
-@click.option("--topic", default=None, help="Topic text (stored sanitized).")
-@click.option(
-    "--allow",
-    "allow",
-    multiple=True,
-    metavar="FINGERPRINT",
-    help="Publish this finding as written (repeatable; `git blogpub scan` prints fingerprints).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_options(options.SUBMIT)
 @pass_ctx
-def submit(
-    c: _Ctx,
-    key: str,
-    source: str,
-    target: str | None,
-    assets: tuple[str, ...],
-    topic: str | None,
-    allow: tuple[str, ...],
-    as_json: bool,
-) -> None:
+def submit(c: _Ctx, /, **values: Any) -> None:
     """Register a publication job (idempotent by --key); a source holding a secret is refused."""
-    from gitpub.commands import submit as cmd
-
-    cmd.main(
-        c.path,
-        key=key,
-        source=source,
-        target=target,
-        assets=assets,
-        topic=topic,
-        allow=allow,
-        as_json=as_json,
-    )
+    entry.run_command("submit", c.path, values)
 
 
 @cli.command()
@@ -151,51 +158,12 @@ def relay(c: _Ctx, job_ids: tuple[str, ...]) -> None:
     cmd.relay(c.path, job_ids=job_ids)
 
 
-class _Since(click.ParamType):  # type: ignore[type-arg]  # generic in newer click
-    name = "WHEN"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from gitpub.timespec import parse_since
-
-        if isinstance(value, float):
-            return value
-        try:
-            return parse_since(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option(
-    "--state",
-    type=click.Choice([s.value for s in State], case_sensitive=False),
-    default=None,
-    help="Only jobs in this state.",
-)
-@click.option("--all", "everything", is_flag=True, help="List every job, finished ones too.")
-@click.option(
-    "--since",
-    type=_Since(),
-    default=None,
-    help="Only jobs changed since WHEN (2h, 3d, 2026-11-30).",
-)
-@click.option(
-    "--limit", type=click.IntRange(min=1), default=None, help="At most N jobs, the newest."
-)
+@_options(options.STATUS)
 @pass_ctx
-def status(
-    c: _Ctx,
-    as_json: bool,
-    state: str | None,
-    everything: bool,
-    since: float | None,
-    limit: int | None,
-) -> None:
+def status(c: _Ctx, /, **values: Any) -> None:
     """What needs a person, what is in flight, and a summary of the finished jobs."""
-    from gitpub.commands import status as cmd
-
-    cmd.main(c.path, as_json=as_json, state=state, since=since, limit=limit, everything=everything)
+    entry.run_command("status", c.path, values)
 
 
 @cli.command()
@@ -389,10 +357,10 @@ def _show_usage_error(exc: click.UsageError) -> None:
     click.echo(f"Error: {exc.format_message()}", err=True)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: expected failures print one line and exit 1; usage errors exit 2."""
+def _invoke(argv: list[str] | None) -> Any:
+    """The command line through click: its usage errors exit 2 with click's message."""
     try:
-        rc: Any = cli.main(args=argv, prog_name="git blogpub", standalone_mode=False)
+        return cli.main(args=argv, prog_name="git blogpub", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("git blogpub: aborted", err=True)
         sys.exit(1)
@@ -402,31 +370,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except GitpubError as exc:
-        click.echo(f"git blogpub: {sanitize(exc.message)}", err=True)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except OSError as exc:
-        # The filesystem refused (a full disk, a read-only mount): its words, one line.
-        where = f": {exc.filename}" if exc.filename else ""
-        click.echo(f"git blogpub: {sanitize(str(exc.strerror or exc))}{sanitize(where)}", err=True)
-        sys.exit(1)
-    except sqlite3.Error as exc:
-        # Damage found after the database opened (a page past a truncation, say).
-        click.echo(
-            f"git blogpub: job database: {sanitize(str(exc))} "
-            "(`git blogpub doctor` says how to recover it)",
-            err=True,
-        )
-        sys.exit(1)
-    except Exception as exc:  # a bug: still one line, unless asked for the traceback
-        if os.environ.get("GITPUB_DEBUG"):
-            raise
-        click.echo(
-            f"git blogpub: internal error: {type(exc).__name__}: {sanitize(str(exc))} "
-            "(set GITPUB_DEBUG=1 for the traceback)",
-            err=True,
-        )
-        sys.exit(1)
-    sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Every command through click (`gitpub.entry.main` sends only the rest here); expected
+    failures print one line and exit 1, usage errors exit 2."""
+    entry.guarded(lambda: _invoke(argv))

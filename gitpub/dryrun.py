@@ -59,12 +59,15 @@ class Preview:
     assets: list[Placed] = field(default_factory=list)
 
 
-@dataclass
 class ScratchContext(Context):
     """A Context whose state dir (store, job folders, locks) is a throwaway folder, while the
     repository and config stay the blog's own, for reads."""
 
-    scratch: Path
+    def __init__(
+        self, repo: Repo, config: Config, store: Store, locks: Locks, scratch: Path
+    ) -> None:
+        super().__init__(repo, config, store, locks)
+        self.scratch = scratch
 
     @property
     def state_dir(self) -> Path:

@@ -7,9 +7,8 @@ import contextlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitpub.errors import GitCommandError, NotARepository
 from gitpub.types import Oid
@@ -84,8 +83,7 @@ def git_out(args: Sequence[str], cwd: Path, **kw: object) -> str:
     return run_git(args, cwd, **kw).stdout.decode("utf-8", "replace").strip()  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True)
-class PushResult:
+class PushResult(NamedTuple):
     ok: bool
     rejected_non_ff: bool
     stderr: str

@@ -58,8 +58,20 @@ def test_scan_benchmark_reports_recall_false_positives_and_speed(tmp_path: Path)
 
 
 def test_submit_benchmark_runs_and_submit_loads_no_heavy_module(tmp_path: Path) -> None:
-    out = _run(tmp_path, "bench_submit.py", "--rounds", "1")
+    # This interpreter as its own baseline: the option runs, in a blog of its own.
+    out = _run(tmp_path, "bench_submit.py", "--rounds", "1", "--baseline", sys.executable)
     assert "heavy modules imported by submit: none" in out
+    names = [line[2:22].strip() for line in out.splitlines() if line.endswith("x")]
+    assert names == [
+        "floor",
+        "import click too",
+        "libraries",
+        "submit",
+        "git blogpub submit",
+        "status",
+        "submit, baseline",
+        "status, baseline",
+    ]
 
 
 def test_rebuild_benchmark_rebuilds_every_job(tmp_path: Path) -> None:

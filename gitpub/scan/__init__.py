@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gitpub.scan import detect, rules
 
@@ -18,8 +18,7 @@ REDACTION_MARK = "[REDACTED:"
 FINGERPRINT_CHARS = 20
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """What may be said about a secret: where, what kind, and its fingerprint — never the
     secret itself."""
 

@@ -11,13 +11,12 @@ import bisect
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gitpub.scan.rules import Rule, Ruleset
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """One secret found: `start`/`end` delimit the secret itself, `line` is 1-based."""
 
     kind: str
@@ -157,7 +156,7 @@ def detect(text: str, ruleset: Ruleset, path: str | None = None) -> list[Hit]:
     wanted = set(ruleset.always).union(*(ruleset.by_keyword[k] for k in present))
     if not wanted:
         return []
-    candidates = [ruleset.rules[i] for i in sorted(wanted)]
+    candidates = [ruleset.rule(i) for i in sorted(wanted)]
     lines = _Lines(text)
     hits: list[Hit] = []
     for rule in candidates:  # specific rules come first in the ruleset

@@ -1,9 +1,10 @@
 """The ruleset: gitleaks' published rules, Nosey Parker's secret rules and gitpub's few
 additions, loaded as data (gitpub/scan/data, one schema: gitleaks').
 
-gitleaks writes Go's RE2, which `re2.translate` turns into Python's syntax. A rule is compiled
-the first time its keywords appear in a text, so a process that only sanitizes short status
-lines compiles almost nothing."""
+gitleaks writes Go's RE2, which `re2.translate` turns into Python's syntax. A rule is built,
+and its regex compiled, the first time its keywords appear in a text: a process that only
+sanitizes short status lines, or submits an article without a secret, builds almost nothing
+of the ~400 rules."""
 
 from __future__ import annotations
 
@@ -13,17 +14,11 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
-from importlib import resources
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitpub.scan.re2 import translate, without_lazy_prefix
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
 
 # The files under gitpub/scan/data, in the order their rules are tried. NOTICE.md there says
 # where each comes from, at which version, under which licence.
@@ -61,8 +56,11 @@ class LazyRegex:
         return self.get().search(text) is not None
 
 
-@dataclass(frozen=True)
-class Allowlist:
+# Allowlist and Rule are NamedTuples, not dataclasses: a frozen dataclass costs every process
+# ~1 ms to create on Python 3.11 (its methods are compiled from source), a NamedTuple a sixth.
+
+
+class Allowlist(NamedTuple):
     regexes: tuple[LazyRegex, ...] = ()
     stopwords: tuple[str, ...] = ()
     target: str = "secret"  # "secret" | "match" | "line"
@@ -79,8 +77,7 @@ class Allowlist:
         return by_regex or by_word
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     source: str  # which rule file it came from
     lazy: LazyRegex
@@ -103,18 +100,38 @@ class Rule:
         return self.path is None or (path is not None and bool(re.search(self.path, path)))
 
 
-@dataclass(frozen=True)
 class Ruleset:
-    rules: tuple[Rule, ...]
-    allowlists: tuple[Allowlist, ...]
-    name: str
-    version: str
-    # The keyword prefilter: each keyword once, and which rules (by index) it wakes.
-    keywords: tuple[str, ...] = ()
-    by_keyword: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    always: tuple[int, ...] = ()  # rules without keywords
-    keyword_set: frozenset[str] = frozenset()
-    _finder: list[re.Pattern[str]] = field(default_factory=list, compare=False, repr=False)
+    """The rules, specific ones first, built one by one as a text needs them."""
+
+    def __init__(
+        self, raw: Sequence[tuple[dict[str, Any], str]], allowlists: tuple[Allowlist, ...]
+    ) -> None:
+        self.raw = tuple(raw)  # (rule table as written, rule file), in the order rules run
+        self.allowlists = allowlists
+        self.name = "gitleaks + noseyparker"
+        self.version = f"gitleaks {GITLEAKS_VERSION}, noseyparker {NOSEYPARKER_VERSION}"
+        self._built: list[Rule | None] = [None] * len(self.raw)
+        # The keyword prefilter: each keyword once, and which rules (by index) it wakes.
+        by_keyword: dict[str, list[int]] = {}
+        for i, (r, _) in enumerate(self.raw):
+            for k in r.get("keywords", ()):
+                by_keyword.setdefault(k.lower(), []).append(i)
+        self.keywords = tuple(sorted(by_keyword))
+        self.by_keyword = {k: tuple(v) for k, v in by_keyword.items()}
+        self.keyword_set = frozenset(self.keywords)
+        self.always = tuple(i for i, (r, _) in enumerate(self.raw) if not r.get("keywords"))
+        self._finder: re.Pattern[str] | None = None
+
+    def rule(self, index: int) -> Rule:
+        built = self._built[index]
+        if built is None:
+            built = self._built[index] = _rule(*self.raw[index])
+        return built
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """Every rule, built (doctor and the tests look at all of them)."""
+        return tuple(self.rule(i) for i in range(len(self.raw)))
 
     def present(self, lowered: str) -> set[str]:
         """The keywords occurring in a lower-cased text.
@@ -124,17 +141,17 @@ class Ruleset:
         there; the shorter keywords that are its prefixes are added from a table. Short
         texts (status lines, event details) skip the pattern, whose compilation costs more
         than they do."""
-        if not self._finder:
+        if self._finder is None:
             if len(lowered) < 2000:
                 return {k for k in self.keywords if k in lowered}
-            self._finder.append(re.compile(f"(?=({_trie_pattern(list(self.keywords))}))", re.S))
-        found = set(self._finder[0].findall(lowered))
+            self._finder = re.compile(f"(?=({_trie_pattern(list(self.keywords))}))", re.S)
+        found = set(self._finder.findall(lowered))
         for k in list(found):
             found.update(k[:i] for i in range(1, len(k)) if k[:i] in self.keyword_set)
         return found
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "version": self.version, "rules": len(self.rules)}
+        return {"name": self.name, "version": self.version, "rules": len(self.raw)}
 
 
 def _allowlist(raw: dict[str, Any], where: str) -> Allowlist:
@@ -146,10 +163,8 @@ def _allowlist(raw: dict[str, Any], where: str) -> Allowlist:
     )
 
 
-def _rule(raw: dict[str, Any], source: str) -> Rule | None:
-    pattern = raw.get("regex")
-    if not pattern:
-        return None  # a path-only rule (a whole file type is the finding): nothing to scan in text
+def _rule(raw: dict[str, Any], source: str) -> Rule:
+    pattern = raw["regex"]
     where = f"{source}: rule {raw['id']}"
     lists = raw.get("allowlists", [])
     if "allowlist" in raw:
@@ -179,7 +194,9 @@ def _load_file(name: str) -> dict[str, Any]:
     every command would pay (every printed line is sanitized); so the parsed form is kept in
     the user cache as JSON, named after the file's hash, and parsed again only when the
     shipped file changes."""
-    data = resources.files("gitpub.scan").joinpath("data", name).read_bytes()
+    # Beside this module, not through importlib.resources, whose import (zipfile, tempfile,
+    # shutil) would cost each command more than reading the file.
+    data = (Path(__file__).parent / "data" / name).read_bytes()
     digest = hashlib.sha256(data).hexdigest()[:16]
     cached = _cache_dir() / f"{Path(name).stem}-{digest}.json"
     try:
@@ -187,6 +204,10 @@ def _load_file(name: str) -> dict[str, Any]:
         return loaded
     except (OSError, ValueError):
         pass
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10 only
+        import tomli as tomllib
     loaded = tomllib.loads(data.decode("utf-8"))
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
@@ -227,34 +248,18 @@ def _trie_pattern(words: list[str]) -> str:
 
 @functools.lru_cache(maxsize=1)
 def builtin() -> Ruleset:
-    """The shipped ruleset, parsed once per process (regexes compile on first use)."""
-    rules: list[Rule] = []
+    """The shipped ruleset, read once per process; each rule is built when first needed."""
+    raw: list[tuple[dict[str, Any], str]] = []
     allowlists: list[Allowlist] = []
     for name in RULE_FILES:
-        raw = _load_file(name)
-        for a in [raw["allowlist"]] if "allowlist" in raw else []:
+        data = _load_file(name)
+        for a in [data["allowlist"]] if "allowlist" in data else []:
             allowlists.append(_allowlist(a, f"{name}: global allowlist"))
-        for a in raw.get("allowlists", []):
+        for a in data.get("allowlists", []):
             allowlists.append(_allowlist(a, f"{name}: global allowlist"))
-        for r in raw.get("rules", []):
-            rule = _rule(r, name)
-            if rule is not None:
-                rules.append(rule)
+        # A rule without a regex names a whole file type (a path-only rule): nothing to scan.
+        raw.extend((r, name) for r in data.get("rules", []) if r.get("regex"))
     # Specific rules first: where a vendor rule and a generic one see the same secret, the
     # finding is named after the vendor.
-    rules.sort(key=lambda r: r.generic)
-    by_keyword: dict[str, list[int]] = {}
-    for i, rule in enumerate(rules):
-        for k in rule.keywords:
-            by_keyword.setdefault(k, []).append(i)
-    words = sorted(by_keyword)
-    return Ruleset(
-        tuple(rules),
-        tuple(allowlists),
-        "gitleaks + noseyparker",
-        f"gitleaks {GITLEAKS_VERSION}, noseyparker {NOSEYPARKER_VERSION}",
-        keywords=tuple(words),
-        by_keyword={k: tuple(v) for k, v in by_keyword.items()},
-        keyword_set=frozenset(words),
-        always=tuple(i for i, r in enumerate(rules) if not r.keywords),
-    )
+    raw.sort(key=lambda pair: "generic" in pair[0]["id"])
+    return Ruleset(raw, tuple(allowlists))

@@ -12,8 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitpub.errors import InputError
 
@@ -37,8 +36,7 @@ class PathError(InputError):
     """The article's front matter cannot name a path."""
 
 
-@dataclass(frozen=True)
-class Named:
+class Named(NamedTuple):
     path: str
     explicit: bool  # the writer named it: the front matter's slug
     origin: str  # "front-matter slug", "title" or "template"
