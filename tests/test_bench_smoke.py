@@ -33,13 +33,21 @@ def test_lookup_benchmark_finds_every_case_by_ref_and_by_scan(tmp_path: Path) ->
     )
 
 
-def test_e2e_benchmark_publishes_with_one_push_per_job(tmp_path: Path) -> None:
+def test_e2e_benchmark_publishes_three_jobs_in_one_push(tmp_path: Path) -> None:
     out = _run(tmp_path, "bench_e2e.py", "--jobs", "3", "--reps", "1")
     rows = [line for line in out.splitlines() if line.startswith(("library", "CLI"))]
     assert len(rows) == 2
     header = next(line.split() for line in out.splitlines() if "pushes/job" in line)
     column = header.index("pushes/job") - len(header)  # counted from the right: names have spaces
-    assert all(row.split()[column] == "1.00" for row in rows)  # pushes per job, by the hook
+    # Submitted together, delivered together: one push (counted by the hook) for three jobs.
+    assert all(row.split()[column] == "0.33" for row in rows)
+
+
+def test_batch_benchmark_publishes_each_size_in_one_push_beside_the_loop(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_batch.py", "--sizes", "4", "--reps", "1")
+    row = next(line.split() for line in out.splitlines() if line.strip().startswith("4 "))
+    # articles, gitpub seconds, "s", gitpub pushes, loop seconds, "s", loop pushes, ratio
+    assert row[3] == "1" and row[6] == "4"
 
 
 def test_status_benchmark_runs_and_lists_a_screenful(tmp_path: Path) -> None:
