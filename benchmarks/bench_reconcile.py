@@ -61,10 +61,8 @@ def interrupt_jobs(ctx: Context, count: int) -> None:
     for i in range(count):
         text = f"---\ntitle: Interrupted {i}\n---\n\nBody {i} {uuid.uuid4().hex}\n"
         job, _ = jobs.create(ctx, key=f"interrupted-{i}", source=text)
-        job = jobs.transition(ctx.store, job, State.PREPARING, "prepare:start")
-        job, outcome = prepare.prepare(ctx, job, lambda j: j)
-        assert outcome.state is State.READY_TO_COMMIT, outcome
-        job = jobs.transition(ctx.store, job, State.READY_TO_COMMIT, "prepare:done")
+        job = prepare.prepare(ctx, job, lambda j: j)
+        assert job.state is State.READY_TO_COMMIT, job.state
         job = jobs.transition(ctx.store, job, State.LOCAL_COMMITTING, "commit:start")
         make_commit(ctx, job)
 

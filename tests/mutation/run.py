@@ -102,10 +102,9 @@ MUTANTS = (
     ),
     Mutant(
         "no lease renewal before a push",
-        "gitpub/relay.py",
-        "job = leases.renew(ctx.store, job, ctx.config.retry.lease_seconds)\n"
-        "        tip = repo.resolve(ctx.tracking_ref)",
-        "tip = repo.resolve(ctx.tracking_ref)",
+        "gitpub/batch.py",
+        "    pending = leases.renew_many(ctx.store, pending, ctx.config.retry.lease_seconds)\n",
+        "",
         (RECOVERY + "test_a_lease_taken_during_the_fetch_stops_the_push",),
     ),
     Mutant(
@@ -117,7 +116,7 @@ MUTANTS = (
     ),
     Mutant(
         "a crash point skipped (after the push, before the database)",
-        "gitpub/relay.py",
+        "gitpub/batch.py",
         'crash.point("after_push_before_db")',
         "pass",
         (RECOVERY + "test_crash_at_every_point_then_restart[after_push_before_db-1]",),
@@ -187,8 +186,8 @@ MUTANTS = (
     Mutant(
         "a retry due at once (no backoff)",
         "gitpub/relay.py",
-        "next_retry_at=at(time.time() + delay),",
-        "next_retry_at=at(time.time()),",
+        '"next_retry_at": at(time.time() + delay)',
+        '"next_retry_at": at(time.time())',
         (PUBLISH + "test_unreachable_remote_waits_then_publishes_once",),
     ),
     Mutant(
@@ -202,10 +201,24 @@ MUTANTS = (
         "delivery without the delivery lock",
         "gitpub/relay.py",
         """    with ctx.locks.hold("delivery"):
-        result = _deliver_locked(ctx, job, probe)""",
+        results = batch.deliver_locked(ctx, held, probes)""",
         """    with contextlib.nullcontext():
-        result = _deliver_locked(ctx, job, probe)""",
+        results = batch.deliver_locked(ctx, held, probes)""",
         (RECOVERY + "test_prepare_is_not_blocked_by_a_held_delivery_lock",),
+    ),
+    Mutant(
+        "a batch judges no job against the articles earlier jobs are delivering",
+        "gitpub/prepare/__init__.py",
+        "        articles.update(queued.articles(self.ctx, self.job, path))\n",
+        "",
+        ("tests/test_batch.py::test_one_text_under_two_keys_in_one_batch_publishes_once",),
+    ),
+    Mutant(
+        "a revision rides in the batch of the article it revises",
+        "gitpub/worker.py",
+        "            self.flush()\n",
+        "            pass\n",
+        ("tests/test_batch.py::test_a_revision_of_an_article_still_on_its_way_is_delivered_after_it",),
     ),
     Mutant(
         "the demo stops saying what it regenerated",
