@@ -121,6 +121,7 @@ def preview(
     job, _ = jobs.create(ctx, key=KEY, source=source, target=target, assets=assets)
     preparer = ScratchPreparer(ctx, job)
     outcome = preparer.run()
+    preparer.flush()  # the records the report reads (the scratch store's, never the blog's)
     out = _describe(ctx, preparer, outcome.state, outcome.reason)
     if preparer.proposed is not None:
         out.assets = _placed(ctx, preparer.job.base_commit, preparer.proposed, assets or {})

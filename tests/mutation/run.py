@@ -218,7 +218,9 @@ MUTANTS = (
         "gitpub/worker.py",
         "            self.flush()\n",
         "            pass\n",
-        ("tests/test_batch.py::test_a_revision_of_an_article_still_on_its_way_is_delivered_after_it",),
+        (
+            "tests/test_batch.py::test_a_revision_of_an_article_still_on_its_way_is_delivered_after_it",
+        ),
     ),
     Mutant(
         "the demo stops saying what it regenerated",
