@@ -48,8 +48,8 @@ MUTANTS = (
     Mutant(
         "confirmation ignores the manifest",
         "gitpub/trailers.py",
-        "        and commit.message_trailers.get(MANIFEST) == manifest\n",
-        "",
+        'pair = (found.get(JOB_ID, ""), found.get(MANIFEST, ""))',
+        'pair = next((w for w in wanted if w[0] == found.get(JOB_ID)), ("", ""))',
         (
             "tests/test_confirm.py::test_job_id_with_another_manifest_does_not_confirm",
             SAFETY + "test_a_remote_commit_with_the_job_id_but_another_manifest_is_no_confirmation",
@@ -89,7 +89,7 @@ MUTANTS = (
     Mutant(
         "submit's refusal of secrets skipped",
         "gitpub/commands/submit.py",
-        "    scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allow))",
+        "    scan.refuse(text, name, allow=allowed)",
         "    pass",
         (SECRETS + "test_submit_refuses_a_secret_and_records_nothing",),
     ),
@@ -249,9 +249,9 @@ MUTANTS = (
     Mutant(
         "confirmation from local branches too",
         "gitpub/trailers.py",
-        "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return []\n"
+        "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return {}\n"
         "    hide = [base] if base else []",
-        "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return []\n"
+        "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return {}\n"
         "    tip = repo.resolve('refs/heads/leftover') or tip\n"
         "    hide = [base] if base else []",
         (PUBLISH + "test_remote_confirmation_ignores_local_branches",),
