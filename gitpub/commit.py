@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sqlite3
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from gitpub import crash, jobs, objects, outbox, repair, trailers
 from gitpub.context import Context
 from gitpub.errors import GitpubError, JobFault
-from gitpub.jobs import Job
+from gitpub.jobs import Job, Move
 from gitpub.prepare import branch_name, manifest
 from gitpub.states import State
 from gitpub.types import JobId, Oid, Sha256
@@ -64,56 +66,113 @@ def target_unchanged(ctx: Context, job: Job, at_commit: str) -> bool:
     return now == job.target_blob_sha256
 
 
-def commit_job(ctx: Context, job: Job) -> Job:
-    """READY_TO_COMMIT (or LOCAL_COMMITTING after recovery) → LOCAL_COMMITTED."""
-    if job.state is State.READY_TO_COMMIT:
-        job = jobs.transition(ctx.store, job, State.LOCAL_COMMITTING, "commit:start")
-    oid = make_commit(ctx, job)
-    job = jobs.transition(
-        ctx.store,
-        job,
-        State.LOCAL_COMMITTED,
-        "commit",
-        {"commit": oid, "manifest": job.artifact_sha256},
-        local_commit=oid,
-        also=lambda conn: outbox.enqueue_publish(conn, job.job_id),
+class Committed(NamedTuple):
+    jobs: dict[str, Job]  # job id → the job, LOCAL_COMMITTED
+    damaged: list[Job]  # LOCAL_COMMITTING jobs whose artifacts no longer match: recovery's
+
+
+def commit_all(ctx: Context, batch: Sequence[Job]) -> Committed:
+    """READY_TO_COMMIT (or LOCAL_COMMITTING after recovery) → LOCAL_COMMITTED, for the jobs of
+    a round together: one transaction to start, the commits made in memory, one ref
+    transaction, one object check and one transaction to record them. A crash anywhere
+    leaves each job LOCAL_COMMITTING, which recovery settles from its job ref."""
+    starting = [Move(j, State.LOCAL_COMMITTING, "commit:start") for j in batch]
+    started = jobs.transition_all(
+        ctx.store, [m for m in starting if m.job.state is State.READY_TO_COMMIT]
     )
+    batch = [started.get(j.job_id, j) for j in batch]
+    made = make_commits(ctx, batch)
+    moves = [
+        Move(
+            job,
+            State.LOCAL_COMMITTED,
+            "commit",
+            {"commit": made.oids[job.job_id], "manifest": job.artifact_sha256},
+            {"local_commit": made.oids[job.job_id]},
+        )
+        for job in batch
+        if job.job_id in made.oids
+    ]
+
+    def enqueue(conn: sqlite3.Connection) -> None:
+        for move in moves:
+            outbox.enqueue_publish(conn, move.job.job_id)
+
+    done = jobs.transition_all(ctx.store, moves, also=enqueue)
     crash.point("after_local_committed")
-    return job
+    damaged = [j for j in batch if j.job_id in made.damaged]
+    return Committed(done, damaged)
+
+
+class Made(NamedTuple):
+    oids: dict[str, Oid]  # job id → its commit, the job ref and job branch at it
+    damaged: dict[str, ArtifactsDamaged]  # job id → why no commit was made
 
 
 def make_commit(ctx: Context, job: Job) -> Oid:
-    """Commit exactly the manifest's files onto base_commit, in memory, and point the job ref
-    and the job branch at it. The artifacts are verified first, so the same job always makes
-    the same tree with the same trailers — which is what lets a lost commit be made again.
+    """`make_commits` for one job; ArtifactsDamaged when its artifacts fail their check."""
+    made = make_commits(ctx, [job])
+    if job.job_id in made.damaged:
+        raise made.damaged[job.job_id]
+    return made.oids[job.job_id]
+
+
+def make_commits(ctx: Context, batch: Sequence[Job]) -> Made:
+    """Commit exactly each job's manifest files onto its base_commit, in memory, and point
+    the job refs and job branches at them in one ref transaction. The artifacts are verified
+    first, so the same job always makes the same tree with the same trailers — which is what
+    lets a lost commit be made again.
 
     A `git gc --prune=now` running meanwhile can delete objects written a moment ago, before
-    any ref holds them; they are checked after the refs moved and written again if gone."""
+    any ref holds them; they are checked after the refs moved (one `cat-file` for the batch)
+    and the commits that lost any are written again."""
+    repo = ctx.repo
+    damaged: dict[str, ArtifactsDamaged] = {}
+    files: dict[str, dict[str, bytes]] = {}
+    for job in batch:
+        try:
+            files[job.job_id] = _files(ctx, job)
+        except ArtifactsDamaged as exc:
+            damaged[job.job_id] = exc
+    todo = [j for j in batch if j.job_id in files]
+    oids: dict[str, Oid] = {}
+    for _ in range(REWRITES):
+        if not todo:
+            return Made(oids, damaged)
+        heads: dict[str, Oid] = {}
+        for job in todo:
+            crash.point("before_local_commit")
+            assert job.base_commit
+            base_tree = str(repo.commit(job.base_commit).tree_id)
+            tree = objects.tree_with(repo, base_tree, files[job.job_id])
+            heads[job.job_id] = objects.create_commit(
+                ctx.config, repo, tree, [job.base_commit], commit_message(ctx, job)
+            )
+        crash.point("after_commit_object_before_ref")
+        with ctx.locks.hold("repo"):
+            point_jobs_refs(ctx, heads, "commit")
+        crash.point("after_local_commit_before_db")
+        oids.update(heads)
+        needs = {j: objects.closure(repo, oid, files[j]) for j, oid in heads.items()}
+        gone = set(objects.missing(repo, [o for closure in needs.values() for o in closure]))
+        todo = [j for j in todo if gone.intersection(needs[j.job_id])]
+    if not todo:
+        return Made(oids, damaged)
+    raise JobFault(
+        "objects_missing",
+        f"job {todo[0].job_id}: the objects of the job commit keep disappearing "
+        "(a `git gc --prune=now` running in a loop?)",
+    )
+
+
+def _files(ctx: Context, job: Job) -> dict[str, bytes]:
+    """The job's verified artifacts, path → bytes, on a base that still holds the target
+    prepare judged."""
     assert job.base_commit
     folder, entries = verified_artifacts(ctx, job)
     if not target_unchanged(ctx, job, job.base_commit):
-        # Re-check the snapshot: the target prepare judged must be what the base holds.
         raise ArtifactsDamaged(f"job {job.job_id}: target changed under the snapshot")
-    files = {e.path: (folder / e.path).read_bytes() for e in entries}
-    repo = ctx.repo
-    base_tree = str(repo.commit(job.base_commit).tree_id)
-    for _ in range(REWRITES):
-        crash.point("before_local_commit")
-        tree = objects.tree_with(repo, base_tree, files)
-        oid = objects.create_commit(
-            ctx.config, repo, tree, [job.base_commit], commit_message(ctx, job)
-        )
-        crash.point("after_commit_object_before_ref")
-        with ctx.locks.hold("repo"):
-            point_job_refs(ctx, job.job_id, oid, "commit")
-        crash.point("after_local_commit_before_db")
-        if not objects.missing(repo, objects.closure(repo, oid, files)):
-            return oid
-    raise JobFault(
-        "objects_missing",
-        f"job {job.job_id}: the objects of the job commit keep disappearing "
-        "(a `git gc --prune=now` running in a loop?)",
-    )
+    return {e.path: (folder / e.path).read_bytes() for e in entries}
 
 
 def point_job_refs(ctx: Context, job_id: str, oid: str, why: str) -> None:

@@ -46,14 +46,33 @@ def sign_args(cfg: Config) -> list[str]:
 def tree_with(repo: Repo, base_tree: str, files: Mapping[str, bytes]) -> Oid:
     """base_tree with each path set to its bytes (regular files), written to the odb.
 
-    Only trees are read, never blobs: this works in a partial clone that has none."""
+    Only the trees on the written paths are read and written again, never the rest of the
+    blog (a theme of thousands of files costs nothing), and never a blob: this works in a
+    partial clone that has none."""
     pg = repo.pg
-    index = pygit2.Index()
-    index.read_tree(pg[base_tree].peel(pygit2.Tree))
-    for path, data in sorted(files.items()):
-        blob = pg.create_blob(data)
-        index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
-    return Oid(str(index.write_tree(pg)))
+    return Oid(str(_tree_with(pg, pg[base_tree].peel(pygit2.Tree), files)))
+
+
+def _tree_with(
+    pg: pygit2.Repository, tree: pygit2.Tree | None, files: Mapping[str, bytes]
+) -> pygit2.Oid:
+    builder = pg.TreeBuilder(tree) if tree is not None else pg.TreeBuilder()
+    below: dict[str, dict[str, bytes]] = {}
+    for path, data in files.items():
+        head, sep, rest = path.partition("/")
+        if sep:
+            below.setdefault(head, {})[rest] = data
+        else:
+            builder.insert(head, pg.create_blob(data), pygit2.enums.FileMode.BLOB)
+    for name, inner in below.items():
+        entry = tree[name] if tree is not None and name in tree else None
+        subtree = (
+            pg[entry.id].peel(pygit2.Tree)
+            if entry is not None and entry.type_str == "tree"
+            else None
+        )
+        builder.insert(name, _tree_with(pg, subtree, inner), pygit2.enums.FileMode.TREE)
+    return builder.write()
 
 
 def create_commit(

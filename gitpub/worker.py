@@ -8,8 +8,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 
-from gitpub import faults, jobs, leases, prepare, reconcile, relay
-from gitpub.commit import ArtifactsDamaged, commit_job
+from gitpub import commit, faults, jobs, leases, prepare, reconcile, relay
 from gitpub.context import Context
 from gitpub.errors import GitpubError
 from gitpub.jobs import Job, LeaseLost
@@ -59,10 +58,14 @@ def due_job_ids(ctx: Context, only: tuple[str, ...] = ()) -> list[str]:
     return [i for i in ids if not only or i in only]
 
 
+COMMITTABLE = (State.READY_TO_COMMIT, State.LOCAL_COMMITTING)
+
+
 def advance(ctx: Context, job_id: str, owner: str) -> Job | None:
-    """Claim the job and move it as far as it goes before delivery. None when another worker
-    has it. The caller holds the lease of the job returned: it releases it, or hands the job
-    on to delivery (`_Round`)."""
+    """Claim the job and move it as far as it goes on its own: prepared (or rechecked), not
+    yet committed. None when another worker has it. The caller holds the lease of the job
+    returned: it releases it, or hands the job on to the round's commit and delivery
+    (`_Round`)."""
     lease = ctx.config.retry.lease_seconds
     job = leases.claim(ctx.store, job_id, owner, lease)
     if job is None:
@@ -83,8 +86,8 @@ def _release(ctx: Context, job: Job) -> None:
 
 
 def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
-    """Prepare, commit and recheck: everything up to delivery, which jobs share (`deliver`)."""
-    store = ctx.store
+    """Prepare and recheck: everything up to the commit and delivery, which the jobs of a
+    round share (`_Round.flush`)."""
     if job.state in (State.LOCAL_COMMITTING, State.RECOVERING):
         # Found mid-commit with no live lease: the process that was committing died.
         job = reconcile.recover_local_commit(ctx, job)
@@ -93,13 +96,6 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
         state = job.state
         if state in (State.RECEIVED, State.PREPARING):
             job = prepare.prepare(ctx, job, renew)
-        elif state in (State.READY_TO_COMMIT, State.LOCAL_COMMITTING):
-            try:
-                job = commit_job(ctx, job)
-            except ArtifactsDamaged:
-                fresh = jobs.get(store, job.job_id)
-                assert fresh is not None
-                job = reconcile.recover_local_commit(ctx, fresh)  # → REVIEW, with the reason
         elif state is State.RECHECK_CANDIDATES:
             job = relay.resume_recheck(ctx, job)
         else:
@@ -107,8 +103,8 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
 
 
 class _Round:
-    """One pass over the due jobs: each is prepared and committed in turn, and those ready
-    to deliver are delivered together, as one batch."""
+    """One pass over the due jobs: each is prepared in turn, then those ready are committed
+    together and delivered together, as one batch."""
 
     def __init__(self, ctx: Context, owner: str, deliver: bool) -> None:
         self.ctx, self.owner, self.deliver = ctx, owner, deliver
@@ -130,18 +126,19 @@ class _Round:
         job = self._guarded(job_id, lambda: advance(self.ctx, job_id, self.owner))
         if job is None:
             return
-        if self.deliver and job.state in relay.DELIVERABLE and job.target_path not in self.targets:
+        wanted = set(COMMITTABLE) | (relay.DELIVERABLE if self.deliver else set())
+        if job.state in wanted and job.target_path not in self.targets:
             self.ready[job_id] = job  # its lease goes with it to the batch
             self.targets.add(job.target_path or "")
             return
-        # Not delivered in this round: ended, waiting, or its article is already in this
-        # batch (the next round delivers it).
+        # Not taken on in this round: ended, waiting, or its article is already in this
+        # batch (the next round takes it).
         _release(self.ctx, job)
-        if job.state in ACTIVE and job.state not in relay.DELIVERABLE:
+        if job.state in ACTIVE and job.state not in wanted:
             self.unmoved.add(job_id)  # stuck active (e.g. recovering elsewhere): don't spin
 
     def flush(self) -> None:
-        """Deliver the ready jobs together."""
+        """Commit the ready jobs together, then deliver them together."""
         ready, self.ready, self.targets = list(self.ready.values()), {}, set()
         if not ready:
             return
@@ -149,6 +146,10 @@ class _Round:
         # Still ours? A job whose lease was taken meanwhile is its new holder's to drive.
         held = leases.renew_many(ctx.store, ready, ctx.config.retry.lease_seconds)
         self.unmoved.update({j.job_id for j in ready} - {j.job_id for j in held})
+        held = self._commit(held)
+        if not self.deliver:
+            leases.release_many(ctx.store, _still_held(ctx, held))
+            return
         try:
             delivered = relay.deliver_all(ctx, held)
         except LeaseLost:
@@ -164,6 +165,35 @@ class _Round:
         self.touched.update(delivered.jobs)
         for job_id, error in delivered.faults.items():
             self._failed(job_id, faults.classify(error))
+
+    def _commit(self, held: list[Job]) -> list[Job]:
+        """The held jobs with the committable ones committed; those that could not be are
+        left out (settled, failed, or another worker's)."""
+        ctx = self.ctx
+        batch = [j for j in held if j.state in COMMITTABLE]
+        if not batch:
+            return held
+        committed = commit.Committed({}, [])
+        try:
+            committed = commit.commit_all(ctx, batch)
+        except LeaseLost:
+            leases.release_many(ctx.store, _still_held(ctx, batch))  # the rest: its new holder's
+        except Exception as exc:
+            leases.release_many(ctx.store, _still_held(ctx, batch))
+            for job in batch:
+                self._failed(job.job_id, faults.classify(exc))
+        for job in committed.damaged:
+            fresh = jobs.get(ctx.store, job.job_id)
+            assert fresh is not None
+            settled = reconcile.recover_local_commit(ctx, fresh)  # → REVIEW, with the reason
+            self.touched[job.job_id] = settled
+            _release(ctx, settled)
+        self.touched.update(committed.jobs)
+        return [
+            committed.jobs.get(j.job_id, j)
+            for j in held
+            if j.job_id in committed.jobs or j.state not in COMMITTABLE
+        ]
 
     def _guarded(self, job_id: str, step: Callable[[], Job | None]) -> Job | None:
         try:
