@@ -16,13 +16,17 @@ def git_tree_with(repo: Path, base_tree: str, files: dict[str, bytes]) -> str:
     env_index = {"GIT_INDEX_FILE": str(repo / "scratch-index")}
     git(repo, "read-tree", base_tree, env=env_index)
     for path, data in files.items():
-        blob = subprocess.run(
-            ["git", "hash-object", "-w", "--stdin"],
-            cwd=repo,
-            input=data,
-            capture_output=True,
-            check=True,
-        ).stdout.decode().strip()
+        blob = (
+            subprocess.run(
+                ["git", "hash-object", "-w", "--stdin"],
+                cwd=repo,
+                input=data,
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
         git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env_index)
     return git(repo, "write-tree", env=env_index).strip()
 
@@ -53,6 +57,7 @@ def test_tree_with_matches_git(tmp_path: Path) -> None:
     ours = objects.tree_with(Repo(repo), base_tree, files)
     assert ours == git_tree_with(repo, base_tree, files)
     # The trees nobody wrote are the base's own objects, unchanged.
-    assert git(repo, "rev-parse", f"{ours}:themes").strip() == git(
-        repo, "rev-parse", f"{base_tree}:themes"
-    ).strip()
+    assert (
+        git(repo, "rev-parse", f"{ours}:themes").strip()
+        == git(repo, "rev-parse", f"{base_tree}:themes").strip()
+    )
