@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitpub import crash, fonts, trailers, worktrees
+from gitpub import crash, trailers, worktrees
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.errors import GitCommandError
@@ -69,6 +69,8 @@ def dirty_changes(ctx: Context) -> list[tuple[str, str | None]]:
 
 def regenerate_fonts(cfg: Config, root: Path) -> None:
     if cfg.fonts is not None:
+        from gitpub import fonts  # the font engine is heavy: loaded where fonts are configured
+
         fonts.regenerate(cfg, root)
 
 
@@ -248,6 +250,8 @@ def _replay(ctx: Context, worktree: Path, upstream: str) -> list[str] | None:
         if cfg.fonts is None or not set(unmerged) <= set(cfg.font_outputs):
             run_git(["rebase", "--abort"], worktree, check=False)
             return unmerged
+        from gitpub import fonts
+
         fonts.regenerate(cfg, worktree)
         run_git(["add", "--", *unmerged], worktree)
         same = run_git(["diff", "--cached", "--quiet", "HEAD"], worktree, check=False)
@@ -261,7 +265,11 @@ def _refresh_fonts(ctx: Context, worktree: Path) -> None:
     """The remote may have gained articles whose characters our subsets lack (a note pushed
     without its fonts): after a clean rebase the subsets are rebuilt if they are short."""
     cfg = ctx.config
-    if cfg.fonts is None or not fonts.stale(cfg, worktree):
+    if cfg.fonts is None:
+        return
+    from gitpub import fonts
+
+    if not fonts.stale(cfg, worktree):
         return
     changed = fonts.regenerate(cfg, worktree)
     if changed:

@@ -36,8 +36,13 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, sync: bool = 
     """Write `data` to a temp file beside `path` (`.<name>.<random>.tmp`), fsync it (unless
     `sync` is false), then rename it over `path`. A killed writer leaves at most that temp
     file behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_beside(path)
+    try:
+        fd, tmp = _create_beside(path)
+    except (FileNotFoundError, NotADirectoryError):
+        # The folder is new (made on the first write only), or a file is in its way, which
+        # mkdir then names.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _create_beside(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

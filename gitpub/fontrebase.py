@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gitpub import fonts, jobs, objects
+from gitpub import jobs, objects
 from gitpub.commit import commit_message
 from gitpub.config import Config
 from gitpub.context import Context
@@ -20,6 +21,9 @@ from gitpub.errors import GitCommandError, GitpubError, InputError
 from gitpub.gitrepo import WRITER_ENV, git_out, run_git, unmerged_paths
 from gitpub.jobs import Job
 from gitpub.prepare import branch_name, manifest
+
+if TYPE_CHECKING:
+    from gitpub import fonts
 
 _EDITOR = {"GIT_EDITOR": "true"}  # keep each replayed commit's message as it is
 # A person's rebase in the live checkout is the person's change, not gitpub's own: without
@@ -70,6 +74,8 @@ def rebase_job(
         raise GitCommandError(["git", "rebase", target], 1, "rebase failed without conflicts")
     if not _font_only(cfg, paths):
         return job, paths
+    from gitpub import fonts  # the font engine is heavy: loaded where fonts are configured
+
     # Redo it keeping the remote's subsets: the articles merge cleanly (only the subsets
     # conflicted), and the subsets are rebuilt from those merged articles right after.
     if not _rebase(cfg, worktree, ["--no-verify", "-X", "ours", target]):
@@ -93,6 +99,8 @@ def _refresh_after_clean_rebase(
     it carries correct ones."""
     if ctx.config.fonts is None:
         return job, None
+    from gitpub import fonts  # the font engine is heavy: loaded where fonts are configured
+
     try:
         if not fonts.stale(ctx.config, worktree):
             return job, None
@@ -105,6 +113,8 @@ def _refresh_after_clean_rebase(
 def _rebuild_and_amend(
     ctx: Context, job: Job, worktree: Path, why: str, upstream: str, conflicted: list[str]
 ) -> Job:
+    from gitpub import fonts
+
     repo, cfg = ctx.repo, ctx.config
     written = fonts.regenerate(cfg, worktree)
     head = repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
@@ -187,6 +197,8 @@ def _onto(root: Path) -> str | None:
 def _rebuild_staged(cfg: Config, root: Path, progress: fonts.Progress | None) -> bool:
     """Rebuild the subsets from the articles as they stand at this step of the rebase and
     stage them; True when that changed what the step commits."""
+    from gitpub import fonts
+
     fonts.regenerate(cfg, root, progress=progress)
     present = [o for o in cfg.font_outputs if (root / o).is_file()]
     if present:
@@ -203,6 +215,8 @@ def rebase_live(
     running this again afterwards continues it, and the subsets of the step the person
     resolved are rebuilt from the resolved articles. A rebase whose articles changed the
     character set without any conflict gets its last replayed commit's subsets rebuilt."""
+    from gitpub import fonts
+
     cfg, root = ctx.config, ctx.repo.root
     regenerated = 0
     with ctx.locks.hold("checkout"):

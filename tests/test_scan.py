@@ -122,6 +122,20 @@ def test_keys_of_persisted_objects_are_sanitized_too() -> None:
     assert token not in repr(clean)
 
 
+def test_the_sanitizer_remembers_only_clean_texts_and_a_bounded_number_of_them() -> None:
+    # A text found clean is not scanned again; one holding a secret always is, every time.
+    token = one("np.github.1")
+    line = f"step failed: token {token}"
+    for _ in range(3):
+        assert token not in sanitize(line)
+        assert token not in sanitize_obj({"reason": line})["reason"]
+    assert all(token not in text for text in scan._clean.texts)
+    for i in range(scan._Clean.MAX_TEXTS + 10):
+        sanitize(f"clean field {i}")
+    assert 0 < len(scan._clean.texts) <= scan._Clean.MAX_TEXTS
+    assert token not in sanitize(line)
+
+
 def test_a_redaction_marker_is_itself_a_finding_for_the_gates() -> None:
     (marker,) = scan.markers("Our deploy token is [REDACTED:github-pat] oops.")
     assert marker.kind == "redacted github-pat" and marker.line == 1

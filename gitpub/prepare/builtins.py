@@ -46,16 +46,28 @@ def shingles(text: str) -> frozenset[str]:
 
 def similarity(a: str, b: str) -> float:
     """Jaccard similarity of character 3-gram sets (works for CJK and for spaced languages)."""
-    sa, sb = shingles(a), shingles(b)
+    return _jaccard(shingles(a), shingles(b))
+
+
+def _jaccard(sa: frozenset[str], sb: frozenset[str]) -> float:
     if not sa or not sb:
         return 0.0
-    return len(sa & sb) / len(sa | sb)
+    common = len(sa & sb)  # the union's size follows from it: no third set is built
+    return common / (len(sa) + len(sb) - common)
 
 
 def _best(candidate: str, others: list[Mapping[str, Any]]) -> tuple[float, str | None]:
+    """The most similar article and its score, exactly. An article whose 3-gram count is so
+    far from the candidate's that even sharing every 3-gram of the smaller set could not
+    beat the best so far is passed over without comparing the sets."""
+    mine = shingles(candidate)
     best, path = 0.0, None
     for other in others:
-        score = similarity(candidate, str(other.get("text", "")))
+        theirs = shingles(str(other.get("text", "")))
+        small, large = sorted((len(mine), len(theirs)))
+        if not small or small <= best * large:
+            continue
+        score = _jaccard(mine, theirs)
         if score > best:
             best, path = score, str(other.get("path"))
     return best, path

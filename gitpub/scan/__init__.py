@@ -38,8 +38,44 @@ def fingerprint(kind: str, secret: str) -> str:
     return digest[:FINGERPRINT_CHARS]
 
 
+class _Clean:
+    """Texts the ruleset found clean, so that each is scanned once per process.
+
+    Most of what the sanitizer sees repeats: field names, states, hashes, the same reason on
+    every job, and an article is checked by its draft's answer, the scan step and the last
+    word. Only clean texts are kept, so the memo never holds a secret; it is bounded by
+    count and characters, and starts over when full."""
+
+    MAX_TEXTS = 8192
+    MAX_CHARS = 4 << 20
+
+    def __init__(self) -> None:
+        self.texts: set[str] = set()
+        self.chars = 0
+
+    def __contains__(self, text: str) -> bool:
+        return text in self.texts
+
+    def add(self, text: str) -> None:
+        if len(text) > self.MAX_CHARS // 8:
+            return
+        if len(self.texts) >= self.MAX_TEXTS or self.chars + len(text) > self.MAX_CHARS:
+            self.texts.clear()
+            self.chars = 0
+        self.texts.add(text)
+        self.chars += len(text)
+
+
+_clean = _Clean()
+
+
 def _hits(text: str, path: str | None) -> list[detect.Hit]:
-    return detect.detect(text, rules.builtin(), path)
+    if path is None and text in _clean:
+        return []
+    hits = detect.detect(text, rules.builtin(), path)
+    if not hits and path is None:
+        _clean.add(text)
+    return hits
 
 
 def scan(text: str, *, path: str | None = None, allow: Iterable[str] = ()) -> list[Finding]:
