@@ -53,17 +53,23 @@ def tree_with(repo: Repo, base_tree: str, files: Mapping[str, bytes]) -> Oid:
     return Oid(str(_tree_with(pg, pg[base_tree].peel(pygit2.Tree), files)))
 
 
+Blob = bytes | tuple[pygit2.Oid, int]
+"""A file to set: its bytes (a regular file), or an object already in the odb and its mode."""
+
+
 def _tree_with(
-    pg: pygit2.Repository, tree: pygit2.Tree | None, files: Mapping[str, bytes]
+    pg: pygit2.Repository, tree: pygit2.Tree | None, files: Mapping[str, Blob]
 ) -> pygit2.Oid:
     builder = pg.TreeBuilder(tree) if tree is not None else pg.TreeBuilder()
-    below: dict[str, dict[str, bytes]] = {}
+    below: dict[str, dict[str, Blob]] = {}
     for path, data in files.items():
         head, sep, rest = path.partition("/")
         if sep:
             below.setdefault(head, {})[rest] = data
-        else:
+        elif isinstance(data, bytes):
             builder.insert(head, pg.create_blob(data), pygit2.enums.FileMode.BLOB)
+        else:
+            builder.insert(head, *data)
     for name, inner in below.items():
         entry = tree[name] if tree is not None and name in tree else None
         subtree = (
@@ -142,18 +148,67 @@ def cherry_pick(cfg: Config, repo: Repo, commit: str, onto: str) -> tuple[Oid | 
     if [str(p) for p in job.parent_ids] == [onto]:
         return Oid(commit), []
     parent = job.parents[0]
-    index = pg.merge_trees(
-        parent.tree, pg[onto].peel(pygit2.Commit).tree, job.tree, flags=pygit2.enums.MergeFlag(0)
-    )
-    if index.conflicts is not None:
-        paths = set()
-        for ancestor, ours, theirs in index.conflicts:
-            for side in (ancestor, ours, theirs):
-                if side is not None:
-                    paths.add(side.path)
-        return None, sorted(paths)
-    tree = index.write_tree(pg)
+    tip = pg[onto].peel(pygit2.Commit).tree
+    tree = _plain_replay(pg, parent.tree, job.tree, tip)
+    if tree is None:
+        index = pg.merge_trees(parent.tree, tip, job.tree, flags=pygit2.enums.MergeFlag(0))
+        if index.conflicts is not None:
+            paths = set()
+            for ancestor, ours, theirs in index.conflicts:
+                for side in (ancestor, ours, theirs):
+                    if side is not None:
+                        paths.add(side.path)
+            return None, sorted(paths)
+        tree = index.write_tree(pg)
     return create_commit(cfg, repo, str(tree), [onto], job.message, author=job.author), []
+
+
+_FILE_MODES = (
+    pygit2.enums.FileMode.BLOB,
+    pygit2.enums.FileMode.BLOB_EXECUTABLE,
+    pygit2.enums.FileMode.LINK,
+)
+
+
+def _plain_replay(
+    pg: pygit2.Repository, parent: pygit2.Tree, job: pygit2.Tree, tip: pygit2.Tree
+) -> pygit2.Oid | None:
+    """The three-way merge's tree when the answer is plain, else None (merge in full).
+
+    Plain: the job only adds or changes files, and at each of its paths the tip has what
+    the job's parent had (no folder in the way either). The merge is then the tip with the
+    job's files set, built along those paths alone: a blog's whole tree is not read and
+    written again for every job of a batch."""
+    files: dict[str, Blob] = {}
+    for delta in parent.diff_to_tree(job).deltas:
+        new = delta.new_file
+        if delta.status_char() not in "AM" or new.mode not in _FILE_MODES:
+            return None
+        if _entry(tip, new.path) != _entry(parent, new.path) or not _folders(tip, new.path):
+            return None
+        files[new.path] = (new.id, new.mode)
+    return _tree_with(pg, tip, files)
+
+
+def _entry(tree: pygit2.Tree, path: str) -> tuple[pygit2.Oid, int] | None:
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    return obj.id, obj.filemode
+
+
+def _folders(tree: pygit2.Tree, path: str) -> bool:
+    """Whether every folder on the way to `path` is a folder in `tree`, or absent."""
+    node = tree
+    for part in path.split("/")[:-1]:
+        if part not in node:
+            return True
+        child = node / part
+        if not isinstance(child, pygit2.Tree):
+            return False
+        node = child
+    return True
 
 
 def missing(repo: Repo, oids: Iterable[str]) -> list[str]:
