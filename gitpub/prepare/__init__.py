@@ -395,7 +395,8 @@ class Preparer:
         worktree: the commit is made in memory from the sealed artifacts. The font gate reads
         the articles and asks git about them, and an external gate may build the whole site
         (contrib/site_build_gate.py), so for either it is a checkout of base in a repository
-        of its own that borrows the blog's objects."""
+        of its own that borrows the blog's objects. Without them it is the artifact folder
+        itself, and sealing copies nothing."""
         place = self.dir / "checkout"
         shutil.rmtree(place, ignore_errors=True)  # whatever a killed worker left
         steps = self.ctx.config.steps
@@ -403,12 +404,15 @@ class Preparer:
             isinstance(spec, tuple) and spec for spec in (steps.scan, steps.validate)
         )
         if self.ctx.config.fonts is None and not external_gate:
+            # Nothing reads a checkout: the files are written where they are sealed.
+            place = self.dir / "artifacts"
+            shutil.rmtree(place, ignore_errors=True)
             place.mkdir(parents=True)
             return place
         return worktrees.scratch_checkout(self.ctx.repo, base, place)
 
     def seal(self, worktree: Path, paths: list[str]) -> Outcome:
-        """Copy the written files into the immutable artifact folder and write the manifest."""
+        """The written files in the immutable artifact folder, and the manifest."""
         entries = manifest.entries_for(worktree, paths)
         artifacts = self.dir / "artifacts"
         manifest.save(worktree, entries, artifacts, self.dir / "manifest.json")

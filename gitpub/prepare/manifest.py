@@ -64,12 +64,14 @@ def verify(root: Path, entries: Iterable[Entry]) -> list[str]:
 
 def save(source: Path, entries: Iterable[Entry], folder: Path, manifest_path: Path) -> None:
     """Copy each entry's file from `source` into a fresh `folder` and write the manifest:
-    the immutable artifact set a lost job commit can always be remade from."""
+    the immutable artifact set a lost job commit can always be remade from. A `source`
+    that is `folder` itself (the files were written where they are sealed) is kept."""
     entries = list(entries)
-    if folder.exists():
-        shutil.rmtree(folder)
-    for e in entries:
-        dest = folder / e.path
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source / e.path, dest)
+    if source != folder:
+        if folder.exists():
+            shutil.rmtree(folder)
+        for e in entries:
+            dest = folder / e.path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / e.path, dest)
     write_atomic(manifest_path, canonical(entries))
