@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gitpub import userdirs
 from gitpub.scan.re2 import translate, without_lazy_prefix
 
 # The files under gitpub/scan/data, in the order their rules are tried. NOTICE.md there says
@@ -220,9 +221,7 @@ def _load_file(name: str) -> dict[str, Any]:
 
 
 def _cache_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("gitpub", appauthor=False)) / "scan"
+    return userdirs.cache_dir() / "scan"
 
 
 def _trie_pattern(words: list[str]) -> str:
