@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -20,7 +19,7 @@ from gitpub.sanitize import sanitize, sanitize_obj
 from gitpub.scan import FINGERPRINT_CHARS
 from gitpub.states import State, check_transition
 from gitpub.store import Store, now
-from gitpub.types import JobId, Sha256
+from gitpub.types import JobId, Sha256, sha256_hex
 
 
 class LeaseLost(GitpubError):
@@ -193,7 +192,7 @@ def new_job_id() -> JobId:
 def key_hash(key: str) -> Sha256:
     """What the store keeps of an idempotency key: two keys never collide, and the raw key
     (which may hold a secret) never reaches the disk."""
-    return Sha256(hashlib.sha256(key.encode("utf-8")).hexdigest())
+    return sha256_hex(key.encode("utf-8"))
 
 
 def by_key(store: Store, key: str) -> Job | None:
@@ -219,7 +218,7 @@ def same_request(
     another text (or another target) is a client's mistake, never a silent no-op. The text is
     compared as it was stored: sanitized, keeping the findings allowed by fingerprint."""
     clean = sanitize(text, allow)
-    if job.source_sha256 != hashlib.sha256(clean.encode("utf-8")).hexdigest():
+    if job.source_sha256 != sha256_hex(clean.encode("utf-8")):
         raise KeyReused(sanitize(key), job.job_id, "source")
     if (target or None) != job.requested_target:
         raise KeyReused(sanitize(key), job.job_id, "target")
@@ -374,7 +373,7 @@ def create(
     # anything else the ruleset sees is redacted before it touches the disk.
     clean = sanitize(source, allowed)
     source_path = ctx.job_dir(job_id) / "source.txt"
-    source_sha256 = hashlib.sha256(clean.encode("utf-8")).hexdigest()
+    source_sha256 = sha256_hex(clean.encode("utf-8"))
     stamp = now()
     # The files first, then the row: a crash between them leaves an orphan folder that gc
     # removes, never a row pointing at nothing. The record makes the folder enough to
