@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from gitpub.errors import GitpubError
+from gitpub.types import sha256_hex
 
 
 def _hash_keys(conn: sqlite3.Connection) -> None:
@@ -24,8 +25,6 @@ def _hash_keys(conn: sqlite3.Connection) -> None:
 
     store_meta.created_at says when this database began: jobs older than it that it does not
     know betray a lost database (see gitpub.rebuild)."""
-    import hashlib  # once per database, ever: no command should import it for this
-
     conn.execute("ALTER TABLE blog_publication ADD COLUMN key_display TEXT NOT NULL DEFAULT ''")
     conn.execute("ALTER TABLE blog_publication ADD COLUMN key_legacy INTEGER NOT NULL DEFAULT 0")
     conn.execute("CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -35,7 +34,7 @@ def _hash_keys(conn: sqlite3.Connection) -> None:
         conn.execute(
             "UPDATE blog_publication SET idempotency_key = ?, key_display = ?, key_legacy = 1"
             " WHERE job_id = ?",
-            (hashlib.sha256(key.encode("utf-8")).hexdigest(), key, job_id),
+            (sha256_hex(key.encode("utf-8")), key, job_id),
         )
         earliest = min(earliest or created_at, created_at)
     conn.execute("INSERT INTO store_meta (name, value) VALUES ('created_at', ?)", (earliest,))
