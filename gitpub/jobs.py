@@ -181,7 +181,7 @@ def require(store: Store, job_id: str) -> Job:
 def new_job_id() -> JobId:
     """A fresh job id: a random (version 4) UUID in its usual text form, as `uuid.uuid4()`
     writes it, which `gc` and `lost` recognise job folders by. Made from os.urandom
-    directly: importing `uuid` (and `platform` behind it) costs every `submit` ~3 ms."""
+    directly: importing `uuid` (and `platform` behind it) costs every `submit` ~4 ms."""
     raw = bytearray(os.urandom(16))
     raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
     raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant

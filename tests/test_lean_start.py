@@ -7,6 +7,7 @@ command still did its work."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import Blog, article
 
-from gitpub import gc, jobs, lost
+from gitpub import gc, jobs, lost, types
 from gitpub.store import at, now, parse_time
 
 LEFT_OUT = {
@@ -160,3 +161,12 @@ def test_parse_time_reads_every_stored_timestamp_as_strptime_does() -> None:
     for bad in ("2026-13-02T00:49:26.123456Z", "2026-12-02 00:49:26.123456Z", "2026-12-02"):
         with pytest.raises(ValueError):
             parse_time(bad)
+
+
+def test_sha256_hex_is_hashlibs_digest_below_and_above_the_large_mark() -> None:
+    """Stored key and source hashes must not change with the implementation that made them."""
+    rng = random.Random(3)
+    for size in (0, 1, 63, 64, 65, 4096, types.LARGE - 1, types.LARGE, types.LARGE + 1):
+        data = rng.randbytes(size)
+        assert types.sha256_hex(data) == hashlib.sha256(data).hexdigest(), size
+    assert jobs.key_hash("a key") == hashlib.sha256(b"a key").hexdigest()
