@@ -10,9 +10,9 @@ in alternating order:
 - the floor: a shell loop that, per article, writes the file, `git add`, `git commit` and
   `git push` — what a fire-and-forget pipeline does, with no job, no check and no recovery.
 
-Python's bytecode cache is warm for both, as on a person's machine (a first run of two
-articles, not timed, fills it in the scratch folder). Medians per size; the ratio is gitpub's median over the loop's. Every run is checked: each
-job PUBLISHED with exactly one commit on the remote.
+Python's bytecode cache is warm, as on a person's machine (a first run of two articles, not
+timed, fills it in the scratch folder). Medians per size; the ratio is gitpub's median over
+the loop's. Every run is checked: each job PUBLISHED with exactly one commit on the remote.
 
     python benchmarks/bench_batch.py                 # 30, 100, 300 articles
     python benchmarks/bench_batch.py --sizes 10 --reps 1

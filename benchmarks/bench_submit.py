@@ -6,9 +6,12 @@ Timed, interleaved round by round in shuffled order so drift hits every variant 
 - floor:        `python -c "import sqlite3, json"` (interpreter start-up and the two modules);
 - click too:    the floor plus `import click`, what a command parsed by click starts with
                 (`submit` and `status` are parsed without it);
-- libraries:    the floor plus the standard and third-party modules that the modules `submit`
-                needs import at their top (dataclasses, hashlib, uuid, pathlib, datetime,
-                tomllib, platformdirs): the least `submit` costs before any code of gitpub runs;
+- libraries:    the floor plus the modules that the modules `submit` needs import at their
+                top (typing, pathlib, datetime, tomllib): the least `submit` costs before any
+                code of gitpub runs;
+- libraries before: the same for the version that imported dataclasses, hashlib, uuid and
+                platformdirs too (they were given up for NamedTuples, CPython's own SHA-256,
+                ids from os.urandom and the XDG folders computed in gitpub.userdirs);
 - submit:       `python -m gitpub submit --key K --source FILE` in the clone, a new key each time,
                 so every run records a new job (database write with fsync, job folder);
 - git blogpub:  the same through `git blogpub submit`, as the README shows it (git finds the
@@ -44,9 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import hermetic_env, make_blog  # noqa: E402
 
 HEAVY = ("pygit2", "fontTools", "uharfbuzz", "filelock", "click")
-LIBRARIES = "dataclasses, hashlib, uuid, pathlib, datetime, tomllib, platformdirs"
-"""What the modules behind `submit` import at their top (jobs and store: dataclasses, hashlib,
-uuid, datetime; config: tomllib, platformdirs), in any version of it so far."""
+LIBRARIES = "typing, pathlib, datetime, tomllib"
+"""What the modules behind `submit` import at their top (every module: typing, pathlib; store:
+datetime; config: tomllib)."""
+LIBRARIES_BEFORE = "dataclasses, hashlib, uuid, pathlib, datetime, tomllib, platformdirs"
+"""The same before they were given up (jobs: dataclasses, hashlib, uuid; config: platformdirs)."""
 
 
 def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
@@ -100,6 +105,7 @@ def main() -> None:
             "floor": lambda: [py, "-c", "import sqlite3, json"],
             "import click too": lambda: [py, "-c", "import sqlite3, json, click"],
             "libraries": lambda: [py, "-c", f"import sqlite3, json, {LIBRARIES}"],
+            "libraries before": lambda: [py, "-c", f"import sqlite3, json, {LIBRARIES_BEFORE}"],
             "submit": lambda: (
                 [py, "-m", "gitpub", "-C", str(blog), "submit"]
                 + ["--key", f"k{next(keys)}", "--source", str(source)]

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Union
 
+from gitpub import userdirs
 from gitpub.errors import ConfigError
-from gitpub.site.paths import check_template
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -308,6 +308,8 @@ def _publish(path: Path, data: Any) -> PublishConfig:
             raise ConfigError(f"{path}: publish.suffixes entries must start with '.', got {s!r}")
     template = r.string("path", "-") if "path" in r.data else None
     if template is not None:
+        from gitpub.site.paths import check_template  # only a blog that sets a path template
+
         why = check_template(template)
         if why:
             raise ConfigError(f"{path}: publish.path = {template!r}: {why}")
@@ -469,9 +471,7 @@ def _sync(path: Path, data: Any) -> SyncConfig:
 
 
 def user_config_path() -> Path:
-    import platformdirs  # here, not at the top: only commands that read the config need it
-
-    return Path(platformdirs.user_config_dir("gitpub", appauthor=False)) / "config.toml"
+    return userdirs.config_dir() / "config.toml"
 
 
 def _user_config(path: Path) -> tuple[str | None, Mapping[str, Any] | None]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno
 import sqlite3
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import pygit2
 
@@ -135,7 +135,7 @@ def _detail(fault: Fault) -> dict[str, str]:
 
 def _unleased(job: Job) -> Job:
     # Recorded by the worker that caught the error, whose lease the finally-block releases.
-    return replace(job, lease_token=None)
+    return job._replace(lease_token=None)
 
 
 # From each state in flight, the way out the transition table allows to an explicit state.

@@ -134,7 +134,7 @@ def _rebuild_and_amend(
     present = sorted(o for o in outputs if (worktree / o).is_file())
     if present:
         run_git(["add", "--", *present], worktree)
-    message = commit_message(ctx, dataclasses.replace(job, artifact_sha256=new))
+    message = commit_message(ctx, job._replace(artifact_sha256=new))
     # The amend, made like every job commit: in memory, with the job's identity.
     tree = git_out(["write-tree"], worktree)
     amended = objects.create_commit(

@@ -8,7 +8,7 @@ index alone)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from gitpub.jobs import Job
 from gitpub.states import NEEDS_PERSON, TERMINAL, State
@@ -19,10 +19,10 @@ OPEN = tuple(sorted(set(State) - set(FINISHED)))
 RECENT = 10  # finished jobs listed unless every job is asked for
 
 
-@dataclass
-class Listing:
+class Listing(NamedTuple):
+    # A NamedTuple, as Job is: `status` should not pay for creating a dataclass.
     jobs: list[Job]  # oldest first
-    finished: dict[str, int] = field(default_factory=dict)  # every finished job, by state
+    finished: dict[str, int]  # every finished job, by state
     unlisted: int = 0  # finished jobs counted above but not listed
 
 

@@ -6,8 +6,8 @@ processes can never wait on each other in a cycle. Taking one out of order raise
 
 from __future__ import annotations
 
+import _thread
 import contextlib
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,19 +17,20 @@ ORDER = ("delivery", "checkout", "repo", "db")
 """delivery: the network part of relay. checkout: transactions on the live checkout.
 repo: short local git operations (worktree add/remove, log reads). db: store maintenance."""
 
-_held = threading.local()
+_held: dict[int, list[str]] = {}
+"""The locks each thread holds, by thread id. Not a `threading.local`: `submit` and `status`
+take no lock and should not import `threading` for it. A thread's entry goes when its last
+lock does, and a list is only ever non-empty while its thread holds a lock, so a later thread
+given the same id starts empty."""
 
 
 def _stack() -> list[str]:
-    if not hasattr(_held, "stack"):
-        _held.stack = []
-    stack: list[str] = _held.stack
-    return stack
+    return _held.setdefault(_thread.get_ident(), [])
 
 
 def held() -> tuple[str, ...]:
     """Names of the locks this thread holds, outermost first."""
-    return tuple(_stack())
+    return tuple(_held.get(_thread.get_ident(), ()))
 
 
 class Locks:
@@ -62,6 +63,8 @@ class Locks:
                 yield
             finally:
                 stack.pop()
+                if not stack:
+                    _held.pop(_thread.get_ident(), None)
 
     def is_free(self, name: str) -> bool:
         """True when no process holds `name` right now (probe without waiting)."""

@@ -9,15 +9,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitpub.sanitize import sanitize
 from gitpub.store import Store, at, now
 
-NAMESPACE = uuid.UUID("5b0c1e9e-3f7a-5d8c-9a61-0e7f6b2d4c11")
+NAMESPACE = "5b0c1e9e-3f7a-5d8c-9a61-0e7f6b2d4c11"
+"""The uuid5 namespace of external_sync event ids (text: `status` does not import uuid)."""
 
 
 def canonical_payload(payload: Mapping[str, Any]) -> str:
@@ -52,8 +51,9 @@ CONFLICT = "conflict"  # rebasing it onto the remote conflicts: a person has to 
 EXTERNAL_STATUSES = (PENDING, DELIVERED, SUPERSEDED, CONFLICT)
 
 
-@dataclass(frozen=True)
-class ExternalEvent:
+class ExternalEvent(NamedTuple):
+    # A NamedTuple, not a frozen dataclass: `status` reads these and should not pay ~1 ms
+    # to create the class (nor import `dataclasses`).
     event_id: str
     payload: dict[str, Any]
     status: str
@@ -76,8 +76,10 @@ def register_external(store: Store, payload: Mapping[str, Any]) -> tuple[str, bo
 
     Returns the id and whether the row is newly pending. A superseded row comes back to
     pending: the change it named is there again (say, a branch switched away and back)."""
+    import uuid  # here: `status` reads these rows but never registers one
+
     body = canonical_payload(payload)
-    event_id = str(uuid.uuid5(NAMESPACE, body))
+    event_id = str(uuid.uuid5(uuid.UUID(NAMESPACE), body))
     stamp = now()
     with store.transaction() as conn:
         inserted = conn.execute(

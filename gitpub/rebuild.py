@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +177,7 @@ def _rebuild_into(ctx: Context, out: Rebuilt) -> None:
 
 def _insert(conn: sqlite3.Connection, plan: Plan) -> None:
     """The job row, and its events: the first moves it from nothing into its state."""
-    names = [f.name for f in fields(jobs.Job) if f.name in plan.values]
+    names = [name for name in jobs.Job._fields if name in plan.values]
     conn.execute(
         f"INSERT INTO blog_publication ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
         [sanitize(v) if isinstance(v, str) else v for v in (plan.values[n] for n in names)],

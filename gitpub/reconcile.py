@@ -4,7 +4,6 @@ folder and git itself."""
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import replace
 
 from gitpub import jobs, leases, repair, trailers
 from gitpub.commit import ArtifactsDamaged, verified_artifacts
@@ -80,7 +79,7 @@ def settle_interrupted_commits(ctx: Context, owner: str) -> list[str]:
         trailers.point_job_ref(ctx.repo, job.job_id, oid, "recover")
         if job.state is State.LOCAL_COMMITTING:
             moves.append(jobs.Move(job, State.RECOVERING, "recover:start"))
-            job = replace(job, state=State.RECOVERING)
+            job = job._replace(state=State.RECOVERING)
         moves.append(
             jobs.Move(
                 job,

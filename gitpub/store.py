@@ -6,13 +6,13 @@ No business logic lives here; `jobs` and `outbox` own the meaning of the rows.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
 from gitpub.errors import GitpubError
+from gitpub.types import sha256_hex
 
 
 def _hash_keys(conn: sqlite3.Connection) -> None:
@@ -34,7 +34,7 @@ def _hash_keys(conn: sqlite3.Connection) -> None:
         conn.execute(
             "UPDATE blog_publication SET idempotency_key = ?, key_display = ?, key_legacy = 1"
             " WHERE job_id = ?",
-            (hashlib.sha256(key.encode("utf-8")).hexdigest(), key, job_id),
+            (sha256_hex(key.encode("utf-8")), key, job_id),
         )
         earliest = min(earliest or created_at, created_at)
     conn.execute("INSERT INTO store_meta (name, value) VALUES ('created_at', ?)", (earliest,))
@@ -126,6 +126,24 @@ def at(epoch: float) -> str:
 
 
 def parse_time(text: str) -> float:
+    """Seconds since the epoch of a timestamp as `now` and `at` write it."""
+    # Read field by field: `strptime` imports `_strptime` (calendar, locale and their regexes)
+    # on first use, which would cost `status` more than listing a hundred jobs. Any other
+    # spelling goes to `strptime`, which accepts or refuses it as it always did.
+    if len(text) == 27 and text[4:20:3] == "--T::." and text[26] == "Z":
+        parts = (
+            text[:4],
+            text[5:7],
+            text[8:10],
+            text[11:13],
+            text[14:16],
+            text[17:19],
+            text[20:26],
+        )
+        if all(p.isascii() and p.isdigit() for p in parts):
+            year, month, day, hour, minute, second, micro = map(int, parts)
+            stamp = datetime(year, month, day, hour, minute, second, micro, tzinfo=timezone.utc)
+            return stamp.timestamp()
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 
 

@@ -74,6 +74,7 @@ def test_submit_benchmark_runs_and_submit_loads_no_heavy_module(tmp_path: Path) 
         "floor",
         "import click too",
         "libraries",
+        "libraries before",
         "submit",
         "git blogpub submit",
         "status",

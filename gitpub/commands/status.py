@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,8 @@ def _width() -> int:
     """The terminal's width; piped output (a script, a log) is never cut, only flattened."""
     if "COLUMNS" not in os.environ and not sys.stdout.isatty():
         return 100_000
+    import shutil  # here: a script reading `status` through a pipe never needs it
+
     return max(40, shutil.get_terminal_size((120, 24)).columns)
 
 
@@ -176,6 +176,8 @@ def _text(value: Any) -> str:
 
 def _wrapped(head: str, text: str, width: int, indent: int | None = None) -> str:
     """The whole text, wrapped at the terminal width under its label."""
+    import textwrap  # `show` only: `status` prints one line per job
+
     pad = " " * (len(head) if indent is None else indent)
     lines = textwrap.wrap(
         " ".join(text.split()),

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
+from gitpub import userdirs
 from gitpub.config import CONFIG_NAME, FontsConfig
 from gitpub.errors import GitpubError
 
@@ -149,7 +148,7 @@ def _coverage(fc: FontsConfig, path: Path) -> frozenset[int]:
 
 def _cache_path(key: tuple[str, int, int, int, int]) -> Path:
     name = hashlib.sha256("\0".join(map(str, key[:1] + key[2:])).encode()).hexdigest()[:32]
-    return Path(platformdirs.user_cache_dir("gitpub", appauthor=False)) / "fonts" / f"{name}.json"
+    return userdirs.cache_dir() / "fonts" / f"{name}.json"
 
 
 def _read_cache(key: tuple[str, int, int, int, int]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import functools
 import json
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,7 @@ class Preparer:
         self.job = self._heartbeat(self.job)
         for move, _, _ in self.waiting:  # the row does not hold them yet
             if move.values:
-                self.job = replace(self.job, **move.values)
+                self.job = self.job._replace(**move.values)
 
     def _step_file(self, name: str) -> Path:
         return self.dir / "steps" / f"{name}.json"
@@ -149,7 +149,7 @@ class Preparer:
         place, data = file if file else (None, b"")
         self.waiting.append((Move(self.job, to, step, detail or None, values), place, data))
         if values:
-            self.job = replace(self.job, **values)
+            self.job = self.job._replace(**values)
         if durable:
             self.flush()
 
@@ -162,7 +162,7 @@ class Preparer:
                 # Only the durable ones are synced: a lost or torn answer of a built-in step
                 # fails its hash check and the step runs again.
                 write_atomic(place, data, sync=move is self.waiting[-1][0])
-        moves = [replace(move, job=self.job) for move, _, _ in self.waiting]
+        moves = [move._replace(job=self.job) for move, _, _ in self.waiting]
         self.waiting = []
         self.job = jobs.transition_all(self.ctx.store, moves)[self.job.job_id]
 

@@ -8,11 +8,11 @@ This room imports neither pygit2 nor fontTools: `submit` and `scan` stay fast.""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import NamedTuple
 
 from gitpub.scan import detect, rules
+from gitpub.types import sha256_hex
 
 REDACTION_MARK = "[REDACTED:"
 FINGERPRINT_CHARS = 20
@@ -34,7 +34,7 @@ def fingerprint(kind: str, secret: str) -> str:
     """A stable, non-reversible name for one secret of one kind: the first 20 hex digits of
     a domain-separated SHA-256 (the practice of detect-secrets' baselines, which keep a
     hash of each secret so a person can mark it as no secret without writing it down)."""
-    digest = hashlib.sha256(f"gitpub-scan/1\0{kind}\0{secret}".encode()).hexdigest()
+    digest = sha256_hex(f"gitpub-scan/1\0{kind}\0{secret}".encode())
     return digest[:FINGERPRINT_CHARS]
 
 

@@ -9,7 +9,6 @@ of the ~400 rules."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import re
@@ -18,7 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gitpub import userdirs
 from gitpub.scan.re2 import translate, without_lazy_prefix
+from gitpub.types import sha256_hex
 
 # The files under gitpub/scan/data, in the order their rules are tried. NOTICE.md there says
 # where each comes from, at which version, under which licence.
@@ -197,7 +198,7 @@ def _load_file(name: str) -> dict[str, Any]:
     # Beside this module, not through importlib.resources, whose import (zipfile, tempfile,
     # shutil) would cost each command more than reading the file.
     data = (Path(__file__).parent / "data" / name).read_bytes()
-    digest = hashlib.sha256(data).hexdigest()[:16]
+    digest = sha256_hex(data)[:16]
     cached = _cache_dir() / f"{Path(name).stem}-{digest}.json"
     try:
         loaded: dict[str, Any] = json.loads(cached.read_bytes())
@@ -220,9 +221,7 @@ def _load_file(name: str) -> dict[str, Any]:
 
 
 def _cache_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("gitpub", appauthor=False)) / "scan"
+    return userdirs.cache_dir() / "scan"
 
 
 def _trie_pattern(words: list[str]) -> str:

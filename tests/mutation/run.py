@@ -68,7 +68,7 @@ MUTANTS = (
     Mutant(
         "the idempotency key stored sanitized, not hashed",
         "gitpub/jobs.py",
-        '    return Sha256(hashlib.sha256(key.encode("utf-8")).hexdigest())',
+        '    return sha256_hex(key.encode("utf-8"))',
         "    return Sha256(sanitize(key))",
         ("tests/test_keys.py::test_two_secret_looking_keys_stay_two_jobs",),
     ),
@@ -272,6 +272,20 @@ MUTANTS = (
             "tests/test_judge_rules.py::"
             "test_title_derived_path_that_exists_goes_to_review_and_the_file_stays",
         ),
+    ),
+    Mutant(
+        "job ids lose the uuid4 form gc and the lost check read",
+        "gitpub/jobs.py",
+        "    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4\n",
+        "",
+        ("tests/test_lean_start.py::test_job_ids_keep_the_uuid4_form_every_reader_expects",),
+    ),
+    Mutant(
+        "the user folders ignore the XDG variables",
+        "gitpub/userdirs.py",
+        'base = os.environ.get(variable, "")',
+        'base = ""',
+        ("tests/test_userdirs.py::test_the_folders_are_platformdirs_ones",),
     ),
 )
 
