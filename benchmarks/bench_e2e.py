@@ -4,7 +4,7 @@ Each repetition builds a fresh blog clone and bare remote (not timed), submits t
 runs the worker until idle. Pushes are counted by the remote itself: a post-receive hook
 appends one line per push it receives; the git processes the worker starts are counted from
 git's own trace (`GIT_TRACE2_EVENT`, one "start" event per process), a figure the machine's
-load does not blur. The library path (`jobs.create` + `run_until_idle`,
+load does not blur. The library path (`intake.create` + `run_until_idle`,
 as `git blogpub demo` does) is repeated; the command-line path (`git blogpub submit` per job,
 then `git blogpub run --until-idle`) is timed once.
 
@@ -126,7 +126,7 @@ class Run:
 
 
 def run_library(base: Path, count: int, seed: int) -> Run:
-    from gitpub import jobs, worker
+    from gitpub import intake, jobs, worker
     from gitpub.context import open_context
     from gitpub.states import State
 
@@ -134,7 +134,9 @@ def run_library(base: Path, count: int, seed: int) -> Run:
     texts = articles(count, seed)
     with open_context(blog) as ctx:
         started = time.perf_counter()
-        ids = [jobs.create(ctx, key=f"bench-{i}", source=t)[0].job_id for i, t in enumerate(texts)]
+        ids = [
+            intake.create(ctx, key=f"bench-{i}", source=t)[0].job_id for i, t in enumerate(texts)
+        ]
         submitted = time.perf_counter()
         os.environ["GIT_TRACE2_EVENT"] = str(base / "trace.json")
         try:

@@ -3,7 +3,7 @@
 A store of 2,000 submitted jobs and 50 committed ones (their commits behind
 `refs/blog-jobs/<id>`, their rows lost mid-way) is built once. Timed, medians:
 
-  submit          — one `jobs.create` (source file, job record, row), of which
+  submit          — one `intake.create` (source file, job record, row), of which
   job.json        — writing the job's durable record (an fsync'd file of ~400 bytes)
   lost check      — the question every command asks when it opens the database
   detection       — opening a truncated database beside the job folders (refused)
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import hermetic_env  # noqa: E402
 from bench_reconcile import interrupt_jobs, make_blog  # noqa: E402
 
-from gitpub import jobrecord, jobs, lost, rebuild  # noqa: E402
+from gitpub import intake, jobrecord, lost, rebuild  # noqa: E402
 from gitpub.context import open_context  # noqa: E402
 
 
@@ -47,7 +47,7 @@ def main() -> None:
             interrupt_jobs(ctx, committed)
             for i in range(received):
                 t0 = time.perf_counter()
-                jobs.create(ctx, key=f"bench-{i}", source=f"---\ntitle: P{i}\n---\n\nBody {i}\n")
+                intake.create(ctx, key=f"bench-{i}", source=f"---\ntitle: P{i}\n---\n\nBody {i}\n")
                 submits.append(time.perf_counter() - t0)
             for i in range(min(received, 500)):
                 folder = base / "records" / str(i)
@@ -84,7 +84,7 @@ def main() -> None:
             f"({len(submits)} submits, {reps} rebuilds)"
         )
         print(f"{'part':<38}{'median':>12}")
-        print(f"{'submit (jobs.create)':<38}{submit * 1000:>10.2f} ms")
+        print(f"{'submit (intake.create)':<38}{submit * 1000:>10.2f} ms")
         print(f"{'  of which job.json':<38}{record * 1000:>10.2f} ms  ({record / submit:.0%})")
         print(f"{'lost check at open (healthy store)':<38}{check * 1e6:>10.1f} µs")
         detection = statistics.median(detections)

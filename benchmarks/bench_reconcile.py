@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import CONFIG, hermetic_env  # noqa: E402  (shared set-up of the spine bench)
 
-from gitpub import jobs, prepare, worker  # noqa: E402
+from gitpub import intake, jobs, prepare, worker  # noqa: E402
 from gitpub.commands.run import interrupted  # noqa: E402
 from gitpub.commit import make_commit  # noqa: E402
 from gitpub.context import Context, open_context  # noqa: E402
@@ -60,7 +60,7 @@ def interrupt_jobs(ctx: Context, count: int) -> None:
     """`count` jobs committed in git whose rows still say LOCAL_COMMITTING."""
     for i in range(count):
         text = f"---\ntitle: Interrupted {i}\n---\n\nBody {i} {uuid.uuid4().hex}\n"
-        job, _ = jobs.create(ctx, key=f"interrupted-{i}", source=text)
+        job, _ = intake.create(ctx, key=f"interrupted-{i}", source=text)
         job = prepare.prepare(ctx, job, lambda j: j)
         assert job.state is State.READY_TO_COMMIT, job.state
         job = jobs.transition(ctx.store, job, State.LOCAL_COMMITTING, "commit:start")

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import hermetic_env  # noqa: E402
 from bench_reconcile import add_finished, make_blog  # noqa: E402
 
-from gitpub import joblist, jobs  # noqa: E402
+from gitpub import intake, joblist, jobs  # noqa: E402
 from gitpub.context import open_context  # noqa: E402
 from gitpub.states import State  # noqa: E402
 
@@ -39,12 +39,12 @@ def prepare_blog(base: Path, finished: int) -> Path:
     root = make_blog(base)
     with open_context(root) as ctx:
         add_finished(ctx, finished)
-        stuck, _ = jobs.create(ctx, key="stuck", source="---\ntitle: Stuck\n---\n\nWaits.\n")
+        stuck, _ = intake.create(ctx, key="stuck", source="---\ntitle: Stuck\n---\n\nWaits.\n")
         stuck = jobs.transition(ctx.store, stuck, State.PREPARING, "prepare:start")
         jobs.transition(
             ctx.store, stuck, State.REVIEW, "prepare:done", {"reason": "validate: not MDX"}
         )
-        jobs.create(ctx, key="fresh", source="---\ntitle: Fresh\n---\n\nJust in.\n")
+        intake.create(ctx, key="fresh", source="---\ntitle: Fresh\n---\n\nJust in.\n")
     return root
 
 

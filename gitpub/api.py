@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitpub import config, jobs, scan, worker
+from gitpub import config, intake, jobs, scan, worker
 from gitpub.context import Context, open_context
 from gitpub.errors import SecretsFound
 from gitpub.gitrepo import Repo
@@ -61,18 +61,18 @@ class Publisher:
         that finding as written. `assets` (file name → bytes) are placed beside the
         article, in the same commit; a text asset (one that decodes as UTF-8) is held to the
         same rule."""
-        allowed = jobs.check_allow(allow)
+        allowed = intake.check_allow(allow)
         root = Repo.discover(self.path).root
         cfg = config.load(root)
         name = f"source for key {key!r}"
-        text = jobs.decode_source(source.encode("utf-8"), name, cfg.publish.max_source_bytes)
+        text = intake.decode_source(source.encode("utf-8"), name, cfg.publish.max_source_bytes)
         scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allowed))
         for asset, data in sorted((assets or {}).items()):
             scan.refuse_file(
                 data, f"asset {asset!r} for key {key!r}", allow=cfg.scan.allow | frozenset(allowed)
             )
         with self._open() as ctx:
-            job, created = jobs.submit(
+            job, created = intake.submit(
                 ctx,
                 key=key,
                 text=text,

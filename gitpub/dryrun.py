@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitpub import jobs
+from gitpub import intake, jobs
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.gitrepo import Repo
@@ -118,7 +118,7 @@ def preview(
 ) -> Preview:
     """Prepare `source` (and its `--asset` files) as a submit with `target` would (all already
     validated the way submit validates them), recording only into the scratch context."""
-    job, _ = jobs.create(ctx, key=KEY, source=source, target=target, assets=assets)
+    job, _ = intake.create(ctx, key=KEY, source=source, target=target, assets=assets)
     preparer = ScratchPreparer(ctx, job)
     outcome = preparer.run()
     preparer.flush()  # the records the report reads (the scratch store's, never the blog's)

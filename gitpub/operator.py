@@ -6,7 +6,7 @@ import contextlib
 import shutil
 from collections.abc import Sequence
 
-from gitpub import confirm, jobs, outbox, trailers
+from gitpub import confirm, intake, jobs, outbox, trailers
 from gitpub.context import Context
 from gitpub.errors import GitCommandError, InputError
 from gitpub.files import write_atomic
@@ -47,7 +47,7 @@ def _forget_commit(ctx: Context, job: Job, why: str) -> None:
     if ctx.repo.resolve(trailers.job_ref(job.job_id)) is not None:
         with contextlib.suppress(GitCommandError):
             ctx.repo.delete_ref(trailers.job_ref(job.job_id), f"gitpub: {why} job {job.job_id}")
-    jobs.resolution_path(ctx, job.job_id).unlink(missing_ok=True)
+    intake.resolution_path(ctx, job.job_id).unlink(missing_ok=True)
 
 
 def _forget_failed_steps(ctx: Context, job_id: str) -> None:
@@ -139,16 +139,16 @@ def resume(ctx: Context, job_id: str, allow: Sequence[str] = ()) -> Job:
     parents = ctx.repo.commit(head).parent_ids
     if not parents:
         raise InputError(f"job {job.job_id}: branch {branch} has no parent to build on")
-    text = jobs.decode_source(
+    text = intake.decode_source(
         data, f"{branch}:{job.target_path}", ctx.config.publish.max_source_bytes
     )
-    allow = jobs.check_allow(allow)
-    allowed = jobs.allowed(ctx, job.job_id) | frozenset(allow)
+    allow = intake.check_allow(allow)
+    allowed = intake.allowed(ctx, job.job_id) | frozenset(allow)
     target = job.target_path
     _forget_commit(ctx, job, "continue")
     _forget_failed_steps(ctx, job.job_id)
     clean = sanitize(text, allowed)  # what is not allowed is still never persisted
-    write_atomic(jobs.resolution_path(ctx, job.job_id), clean.encode("utf-8"))
+    write_atomic(intake.resolution_path(ctx, job.job_id), clean.encode("utf-8"))
     return jobs.transition(
         ctx.store,
         job,

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from gitpub.context import Context
 from gitpub.errors import GitpubError, InputError
-from gitpub.jobs import Job, by_key, create, same_request
+from gitpub.intake import by_key, create, same_request
+from gitpub.jobs import Job
 from gitpub.sanitize import sanitize
 from gitpub.store import Store
 

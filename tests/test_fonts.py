@@ -20,7 +20,7 @@ from fontkit import (
     tiny_font,
 )
 
-from gitpub import config, fonts, jobs
+from gitpub import config, fonts, intake, jobs
 from gitpub.context import open_context
 from gitpub.fonts import engine
 from gitpub.prepare import Preparer, discard_worktree, ensure_worktree
@@ -181,7 +181,7 @@ def test_a_recorded_gate_answer_gets_its_files_back_in_a_recreated_worktree(
     blog = tiny_blog(tmp_path)
     text = article("新文", "我们学习科学技术。")
     with open_context(blog.root) as ctx:
-        job, _ = jobs.create(ctx, key="k", source=text)
+        job, _ = intake.create(ctx, key="k", source=text)
         base = ctx.repo.resolve(ctx.tracking_ref)
         assert base is not None
         job = jobs.record(ctx.store, job, "base", {"base_commit": base}, base_commit=base)

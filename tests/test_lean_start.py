@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import Blog, article
 
-from gitpub import gc, jobs, lost, types
+from gitpub import gc, intake, lost, types
 from gitpub.store import at, now, parse_time
 
 LEFT_OUT = {
@@ -33,7 +33,7 @@ LEFT_OUT = {
     "click": "their command line is parsed by gitpub.entry",
     "dataclasses": "Job, Move, Listing and ExternalEvent are NamedTuples",
     "inspect": "what dataclasses imports",
-    "uuid": "jobs.new_job_id makes job ids from os.urandom",
+    "uuid": "intake.new_job_id makes job ids from os.urandom",
     "threading": "the lock order is kept per thread id, not in a threading.local",
     "_strptime": "store.parse_time reads the stored timestamps field by field",
     "textwrap": "only `show` wraps text",
@@ -137,7 +137,7 @@ def test_status_lists_the_jobs_without_the_modules_it_gave_up(blog: Blog) -> Non
 def test_job_ids_keep_the_uuid4_form_every_reader_expects() -> None:
     """Job folders, worktrees and branches are recognised by this form (gc, the lost-database
     check), and older jobs have ids from `uuid.uuid4()`: a new id must read the same."""
-    ids = [jobs.new_job_id() for _ in range(2000)]
+    ids = [intake.new_job_id() for _ in range(2000)]
     assert len(set(ids)) == len(ids)
     for job_id in ids:
         parsed = uuid.UUID(job_id)
@@ -169,4 +169,4 @@ def test_sha256_hex_is_hashlibs_digest_below_and_above_the_large_mark() -> None:
     for size in (0, 1, 63, 64, 65, 4096, types.LARGE - 1, types.LARGE, types.LARGE + 1):
         data = rng.randbytes(size)
         assert types.sha256_hex(data) == hashlib.sha256(data).hexdigest(), size
-    assert jobs.key_hash("a key") == hashlib.sha256(b"a key").hexdigest()
+    assert intake.key_hash("a key") == hashlib.sha256(b"a key").hexdigest()

@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from gitpub import jobs, worker
+from gitpub import intake, jobs, worker
 from gitpub.commands import demo_font
 from gitpub.commands.output import say
 from gitpub.context import Context, open_context
@@ -148,15 +148,15 @@ def main(target: Path | None) -> None:
     say("")
 
     with _node("writer-a", blog) as a:
-        first, _ = jobs.submit(a, key="demo:durable", text=_article("durable"))
+        first, _ = intake.submit(a, key="demo:durable", text=_article("durable"))
         worker.run_until_idle(a)
         say("1. node A publishes an article; its font subset is built and committed with it")
         first = _story(a, first, f"job {first.job_id[:8]}")
 
         # Node A prepares a second article and commits it locally, then node B publishes
         # first: both changed the font subset from the same base.
-        second, _ = jobs.submit(a, key="demo:fonts", text=_article("fonts"))
-        update, _ = jobs.submit(
+        second, _ = intake.submit(a, key="demo:fonts", text=_article("fonts"))
+        update, _ = intake.submit(
             a,
             key="demo:durable-v2",
             text=_article("durable", "修改一处错字。"),
@@ -166,7 +166,7 @@ def main(target: Path | None) -> None:
 
     with _node("writer-b", desk) as b:
         _git(desk, "pull", "--quiet", "origin", "main")
-        other, _ = jobs.submit(b, key="demo:garden", text=_article("garden"))
+        other, _ = intake.submit(b, key="demo:garden", text=_article("garden"))
         worker.run_until_idle(b)
         say("2. node B publishes a third article meanwhile (new characters, new subset)")
         _story(b, other, f"job {other.job_id[:8]}")

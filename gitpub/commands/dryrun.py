@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub import config, dryrun, jobs, scan
+from gitpub import config, dryrun, intake, scan
 from gitpub.commands.output import say
 from gitpub.commands.submit import read_assets, read_source
 from gitpub.gitrepo import Repo
@@ -24,7 +24,7 @@ def main(path: Path, *, source: str, target: str | None, assets: tuple[str, ...]
     cfg = config.load(repo.root)
     text = read_source(cfg, source)  # validated exactly as submit validates it
     if target is not None:
-        target = jobs.check_target(cfg, repo.root, target)
+        target = intake.check_target(cfg, repo.root, target)
     # …and refused as submit refuses it: a secret nobody allowed is a submit's first answer.
     scan.refuse(text, "<stdin>" if source == "-" else source, allow=cfg.scan.allow)
     files = read_assets(assets, allow=cfg.scan.allow)

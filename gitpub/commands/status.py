@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gitpub import joblist, jobs, lost, outbox
+from gitpub import intake, joblist, jobs, lost, outbox
 from gitpub.commands.output import emit_json, say
 from gitpub.context import Context, open_context
 from gitpub.errors import InputError
@@ -136,7 +136,7 @@ def _print(ctx: Context, listing: joblist.Listing, *, filtered: bool) -> None:
 
 def _find(ctx: Context, job_id: str | None, key: str | None) -> Job:
     if key is not None:
-        job = jobs.by_key(ctx.store, key)
+        job = intake.by_key(ctx.store, key)
         if job is None:
             raise InputError(f"--key {key}: no job was submitted with this key")
         return job

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gitpub import config, crash, jobs, scan, topics
+from gitpub import config, crash, intake, scan, topics
 from gitpub.commands.output import emit_json, say
 from gitpub.config import Config
 from gitpub.context import Context, open_context
@@ -27,7 +27,7 @@ def read_source(cfg: Config, source: str) -> str:
         raise InputError(
             f"{name}: source is over the limit of {limit} bytes (publish.max_source_bytes)"
         )
-    return jobs.decode_source(data, name, limit)
+    return intake.decode_source(data, name, limit)
 
 
 def submit(
@@ -40,7 +40,7 @@ def submit(
     allow: tuple[str, ...] = (),
     assets: dict[str, bytes] | None = None,
 ) -> tuple[Job, bool]:
-    job, created = jobs.submit(
+    job, created = intake.submit(
         ctx, key=key, text=text, target=target, topic=topic, allow=allow, assets=assets
     )
     if created:
@@ -67,7 +67,7 @@ def main(
     allow: tuple[str, ...] = (),
     assets: tuple[str, ...] = (),
 ) -> None:
-    allow = jobs.check_allow(allow)
+    allow = intake.check_allow(allow)
     text, files = _checked_source(path, source, target, allow, assets)
     with open_context(path) as ctx:
         job, created = submit(
@@ -83,7 +83,7 @@ def read_assets(names: tuple[str, ...], *, allow: frozenset[str]) -> dict[str, b
     out: dict[str, bytes] = {}
     for name in names:
         path = Path(name)
-        jobs.check_asset_name(path.name)
+        intake.check_asset_name(path.name)
         if path.name in out:
             raise InputError(f"--asset {name}: another asset is also named {path.name}")
         out[path.name] = _read(path, f"--asset {name}", "file")
@@ -107,7 +107,7 @@ def _read(path: Path, label: str, noun: str, size: int = -1) -> bytes:
 def topic_close(
     path: Path, *, session: str, source: str, as_json: bool, allow: tuple[str, ...] = ()
 ) -> None:
-    allow = jobs.check_allow(allow)
+    allow = intake.check_allow(allow)
     text, _ = _checked_source(path, source, None, allow)
     with open_context(path) as ctx:
         job, created = topics.topic_close(ctx, session, text, allow=allow)
@@ -128,7 +128,7 @@ def _checked_source(
     cfg = config.load(repo.root)
     text = read_source(cfg, source)
     if target is not None:
-        jobs.check_target(cfg, repo.root, target)
+        intake.check_target(cfg, repo.root, target)
     name = "<stdin>" if source == "-" else source
     allowed = cfg.scan.allow | frozenset(allow)
     scan.refuse(text, name, allow=allowed)

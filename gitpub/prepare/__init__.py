@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gitpub import crash, jobs, trust, worktrees
+from gitpub import crash, intake, jobs, trust, worktrees
 from gitpub.context import Context
 from gitpub.errors import InputError
 from gitpub.files import write_atomic
@@ -51,7 +51,7 @@ class Preparer:
         self.dir = ctx.job_dir(job.job_id)
         # Findings a person allowed by fingerprint: kept as written in the article and in
         # the job's own stored answers; everything else a step says is sanitized.
-        self.allow = jobs.allowed(ctx, job.job_id)
+        self.allow = intake.allowed(ctx, job.job_id)
         # Records of in-process steps, waiting for the next durable one (see `note`).
         self.waiting: list[tuple[Move, Path | None, bytes]] = []
 
@@ -178,7 +178,7 @@ class Preparer:
 
     def _run(self) -> Outcome:
         cfg = self.ctx.config
-        source = jobs.read_source(self.ctx, self.job)
+        source = intake.read_source(self.ctx, self.job)
         base = self.base_commit()
         if base is None:
             return Outcome(State.REVIEW, f"branch {cfg.publish.branch!r} has no commit to build on")
@@ -187,7 +187,7 @@ class Preparer:
             "draft", lambda: self.draft(source), durable=external(cfg.steps.draft)
         )
         crash.point("after_draft")
-        resolved = jobs.resolution_path(self.ctx, self.job.job_id)
+        resolved = intake.resolution_path(self.ctx, self.job.job_id)
         by_operator = resolved.is_file() and self.job.target_path is not None
         if by_operator:
             # An operator fixed this article by hand (`resolve --continue`): their text, their
@@ -201,7 +201,7 @@ class Preparer:
         text = draft["text"]
 
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
-        assets = jobs.job_assets(self.ctx, self.job)
+        assets = intake.job_assets(self.ctx, self.job)
         decided = self.decide(target, text, existing, assets, by_operator)
         if isinstance(decided, Outcome):
             return decided
@@ -310,7 +310,7 @@ class Preparer:
                 submitted=datetime.fromtimestamp(parse_time(self.job.created_at), timezone.utc),
             )
             chosen, explicit, origin = named.path, named.explicit, named.origin
-        path = jobs.check_target(cfg, self.ctx.repo.root, chosen, origin)
+        path = intake.check_target(cfg, self.ctx.repo.root, chosen, origin)
         return rules.Target(path, explicit, origin)
 
     def decide(

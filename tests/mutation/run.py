@@ -67,7 +67,7 @@ MUTANTS = (
     ),
     Mutant(
         "the idempotency key stored sanitized, not hashed",
-        "gitpub/jobs.py",
+        "gitpub/intake.py",
         '    return sha256_hex(key.encode("utf-8"))',
         "    return Sha256(sanitize(key))",
         ("tests/test_keys.py::test_two_secret_looking_keys_stay_two_jobs",),
@@ -275,7 +275,7 @@ MUTANTS = (
     ),
     Mutant(
         "job ids lose the uuid4 form gc and the lost check read",
-        "gitpub/jobs.py",
+        "gitpub/intake.py",
         "    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4\n",
         "",
         ("tests/test_lean_start.py::test_job_ids_keep_the_uuid4_form_every_reader_expects",),
