@@ -1,14 +1,13 @@
-"""Prepare: turn a job's source into an immutable artifact set in the job's own worktree.
+"""Prepare: turn a job's source into an immutable artifact set in the job's folder.
 
 Steps run in order — draft → judge → review → scan → validate → fonts → manifest — and each
-finished step's answer is stored in the job folder with its hash in the event history. A
-step that finished is never run again for the same job: after a crash its stored answer is
-reused (the draft is the expensive, non-deterministic one)."""
+finished step's answer is stored in the job folder with its hash in the event history
+(`record`). A step that finished is never run again for the same job: after a crash its
+stored answer is reused (the draft is the expensive, non-deterministic one)."""
 
 from __future__ import annotations
 
 import functools
-import json
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,17 +18,16 @@ from typing import Any
 from gitpub import crash, intake, jobs, trust, worktrees
 from gitpub.context import Context
 from gitpub.errors import InputError
-from gitpub.files import write_atomic
-from gitpub.jobs import Job, Move
+from gitpub.jobs import Job
 from gitpub.prepare import manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
-from gitpub.sanitize import sanitize_obj
+from gitpub.prepare.record import Recorder
 from gitpub.site import paths
 from gitpub.site.article import Article
 from gitpub.states import State
 from gitpub.store import parse_time
-from gitpub.trust import Gate, NotAllowed
+from gitpub.trust import NotAllowed
 from gitpub.types import Oid
 
 STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest")
@@ -42,129 +40,8 @@ class Outcome:
     failure_code: str | None = None  # when it says more than the state's own code
 
 
-class Preparer:
-    def __init__(self, ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> None:
-        self.ctx = ctx
-        self.job = job
-        self._heartbeat = heartbeat
-        self.done = jobs.step_results(ctx.store, job.job_id)
-        self.dir = ctx.job_dir(job.job_id)
-        # Findings a person allowed by fingerprint: kept as written in the article and in
-        # the job's own stored answers; everything else a step says is sanitized.
-        self.allow = intake.allowed(ctx, job.job_id)
-        # Records of in-process steps, waiting for the next durable one (see `note`).
-        self.waiting: list[tuple[Move, Path | None, bytes]] = []
-
-    # ----------------------------------------------------------------- checkpointing
-
-    def beat(self) -> None:
-        self.job = self._heartbeat(self.job)
-        for move, _, _ in self.waiting:  # the row does not hold them yet
-            if move.values:
-                self.job = self.job._replace(**move.values)
-
-    def _step_file(self, name: str) -> Path:
-        return self.dir / "steps" / f"{name}.json"
-
-    def checkpoint(
-        self, name: str, compute: Callable[[], dict[str, Any]], durable: bool = True
-    ) -> dict[str, Any]:
-        """The step's answer: the recorded one when the step already finished, else computed
-        now, stored, and recorded as an event carrying its hash (at once when `durable`,
-        else with the next durable record: see `note`)."""
-        path = self._step_file(name)
-        if name in self.done and path.is_file():
-            data = path.read_bytes()
-            if manifest.sha256_bytes(data) == self.done[name].get("sha256"):
-                stored: dict[str, Any] = json.loads(data)
-                return stored
-        if durable:
-            # An external command may run for minutes: the job is visibly PREPARING (and a
-            # worker that dies meanwhile leaves it to recovery) before it starts.
-            self.flush()
-        try:
-            computed = compute()
-        except StepFailed:
-            # Only successful answers are kept: a spooled answer that failed its contract
-            # (an exit 3, a text that is not JSON, a field of the wrong type) must not answer
-            # again once the operator has fixed the step and asked for a retry.
-            shutil.rmtree(self._spool(name), ignore_errors=True)
-            raise
-        # Whatever a step said is persisted only after the sanitizer: a draft that leaked a
-        # token becomes a redaction marker. What leaked is kept as kind, line and
-        # fingerprint, so the REVIEW can name it and a person can allow it.
-        raw = computed
-        answer: dict[str, Any] = sanitize_obj(raw, self.allow)
-        leaks = secrets.leaks(raw, self.allow)
-        if leaks:
-            answer["leaks"] = leaks
-        self.beat()
-        data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
-        digest = manifest.sha256_bytes(data)
-        summary = {k: v for k, v in answer.items() if k not in ("text", "files")}
-        self.note(f"step:{name}", {"sha256": digest, **summary}, durable=durable, file=(path, data))
-        self.done[name] = {"sha256": digest}
-        shutil.rmtree(self._spool(name), ignore_errors=True)  # recorded: nothing to adopt
-        return answer
-
-    def call(
-        self, kind: str, spec: Any, request: dict[str, Any], spool: str | None = None
-    ) -> dict[str, Any]:
-        """Run step `kind`; `spool` names its spool when one step runs more than once (the
-        scan step, once per text file)."""
-        return steps.call(
-            kind,
-            spec,
-            request,
-            self.ctx.config.steps,
-            gate=Gate(self.ctx.config, self.ctx.repo.common_dir),
-            cwd=self.ctx.repo.root,
-            heartbeat=self.beat,
-            beat_every=self.ctx.config.retry.lease_seconds / 8,
-            spool=self._spool(spool or kind),
-            allow=self.allow,
-        )
-
-    def _spool(self, kind: str) -> Path:
-        return self.dir / "steps" / f"{kind}.run"
-
-    def note(
-        self,
-        step: str,
-        detail: dict[str, Any],
-        values: dict[str, Any] | None = None,
-        *,
-        durable: bool,
-        file: tuple[Path, bytes] | None = None,
-        to: State | None = None,
-    ) -> None:
-        """Record a step of prepare, with its stored answer `file` when it has one.
-
-        A durable record commits at once, together with every record waiting before it, in
-        one transaction. The others wait: the built-in steps are in-process, cheap and
-        deterministic, so a crash that loses them only runs them again, while one durable
-        commit per step would be most of a small job's cost. An external step (the draft
-        above all) is always durable: it is never paid for twice."""
-        values = values or {}
-        place, data = file if file else (None, b"")
-        self.waiting.append((Move(self.job, to, step, detail or None, values), place, data))
-        if values:
-            self.job = self.job._replace(**values)
-        if durable:
-            self.flush()
-
-    def flush(self) -> None:
-        """Commit the waiting records (their answer files first) in one transaction."""
-        if not self.waiting:
-            return
-        for move, place, data in self.waiting:
-            if place is not None:
-                # Only the durable ones are synced: a lost or torn answer of a built-in step
-                # fails its hash check and the step runs again.
-                write_atomic(place, data, sync=move is self.waiting[-1][0])
-        moves = [move._replace(job=self.job) for move, _, _ in self.waiting]
-        self.waiting = []
-        self.job = jobs.transition_all(self.ctx.store, moves)[self.job.job_id]
+class Preparer(Recorder):
+    """Runs the steps of one job's prepare, in order, each checkpointed (`Recorder`)."""
 
     # -------------------------------------------------------------------- the steps
 

@@ -164,7 +164,7 @@ MUTANTS = (
     ),
     Mutant(
         "a step checkpoint ignored",
-        "gitpub/prepare/__init__.py",
+        "gitpub/prepare/record.py",
         "if name in self.done and path.is_file():",
         "if False:",
         (RECOVERY + "test_crash_at_every_point_then_restart[after_draft-1]",),
