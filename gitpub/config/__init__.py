@@ -1,0 +1,222 @@
+"""`.blogpub.toml` plus the node-local user config, validated into one frozen Config: the
+Config and its tables here, how each table is read and checked in `tables`."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple, Union
+
+from gitpub import userdirs
+from gitpub.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older interpreters only
+    import tomli as tomllib
+
+CONFIG_NAME = ".blogpub.toml"
+
+MAX_SECONDS = 366 * 86400.0
+"""The longest delay, timeout or lease a config may name: a year. Beyond that a timestamp
+computed from it would overflow (and no sane setting is that long)."""
+
+StepSpec = Union[str, tuple[str, ...]]
+"""A step is "builtin:NAME" or an argv for an external command."""
+
+# The tables are NamedTuples, not dataclasses: every command loads the config, and on Python
+# 3.11 creating a frozen dataclass costs ~1 ms of start-up (it compiles its methods from
+# source) against ~0.15 ms for a NamedTuple; eight of them were a tenth of a `submit`.
+
+
+class PublishConfig(NamedTuple):
+    remote: str = "origin"
+    branch: str = "main"
+    content: tuple[str, ...] = ("content/posts",)
+    suffixes: tuple[str, ...] = (".mdx", ".md")
+    max_source_bytes: int = 2 * 1024 * 1024
+    author: str | None = None  # "Name <email>" of job commits; None: gitpub <gitpub@NODE>
+    sign: bool = False  # sign job commits with git's own signing setup
+    path: str | None = None  # template: {slug}, {title}, {date:<strftime>}
+
+
+class FontsConfig(NamedTuple):
+    source: str = "fonts/source.otf"
+    face: int = 0
+    outputs: tuple[str, ...] = ("public/fonts/blog.woff2",)
+    always: str = "ascii"
+    quality: int = 10
+    missing: str = "warn"  # "warn" or "review": characters the source font lacks
+    engine: str = "auto"  # "auto" (harfbuzz when importable), "harfbuzz" or "fonttools"
+    # Which files' characters count: git glob pathspecs relative to the repository root.
+    # Empty: every file under publish.content ending in one of publish.suffixes.
+    articles: tuple[str, ...] = ()
+    cjk_punctuation: bool = False  # also always keep the common CJK and fullwidth punctuation
+
+
+BUILTIN_STEPS: dict[str, tuple[str, ...]] = {
+    "draft": ("builtin:passthrough",),
+    "judge": ("builtin:similarity",),
+    "recheck": ("builtin:similarity",),
+    "scan": ("builtin:secrets", "builtin:mdx"),
+    "validate": ("builtin:mdx", "builtin:secrets"),
+}
+"""Which built-in can serve which step: each speaks only its own step's protocol."""
+
+
+STEP_ROLES = ("draft", "judge", "recheck", "review", "scan", "validate")
+"""The [steps] keys that name something to run (the others are numbers)."""
+
+
+class StepsConfig(NamedTuple):
+    draft: StepSpec = "builtin:passthrough"
+    judge: StepSpec = "builtin:similarity"
+    recheck: StepSpec = "builtin:similarity"
+    review: tuple[tuple[str, ...], ...] = ()
+    scan: StepSpec = "builtin:secrets"
+    validate: StepSpec = "builtin:mdx"
+    timeout: float = 120.0
+    similarity_skip: float = 0.85  # at or above: a new article duplicates another one
+    similarity_update: float = 0.5  # at or above (and below skip): the score is recorded
+    similar: str = "record"  # "record" or "review": what a recorded similar score does
+
+
+class RetryConfig(NamedTuple):
+    max_attempts: int = 8
+    base_delay: float = 30.0
+    max_delay: float = 3600.0
+    probe_interval: float = 3600.0
+    push_races: int = 5  # non-fast-forward rejections absorbed by fetch+rebase in one attempt
+    lease_seconds: float = 600.0
+
+
+HAND_EDITS = ("all", "committed", "off")
+
+
+class SyncConfig(NamedTuple):
+    # What external_sync delivers: "all" (uncommitted content edits of the live checkout, which
+    # it commits, and unpushed commits), "committed" (only commits a person made), "off".
+    hand_edits: str = "all"
+
+
+class GcConfig(NamedTuple):
+    keep_days: float = 30.0  # refs/blog-jobs of finished jobs older than this are removed
+
+
+class ScanConfig(NamedTuple):
+    # Fingerprints of findings a person has judged not to be secrets (`git blogpub scan`
+    # prints them); an allowed finding is published as written.
+    allow: frozenset[str] = frozenset()
+
+
+class Config(NamedTuple):
+    root: Path
+    publish: PublishConfig = PublishConfig()
+    fonts: FontsConfig | None = None
+    steps: StepsConfig = StepsConfig()
+    retry: RetryConfig = RetryConfig()
+    gc: GcConfig = GcConfig()
+    sync: SyncConfig = SyncConfig()
+    scan: ScanConfig = ScanConfig()
+    node: str = "local"
+    # Step roles whose external command, if any, comes from the repository's .blogpub.toml
+    # rather than from this node's user config: those run only once the node allowed them.
+    shared_steps: frozenset[str] = frozenset()
+
+    @property
+    def font_outputs(self) -> tuple[str, ...]:
+        return self.fonts.outputs if self.fonts else ()
+
+
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def valid_ref_name(ref: str) -> bool:
+    """Whether git accepts `ref` as a reference name: the rules of git-check-ref-format(1)."""
+    if not ref or _REF_FORBIDDEN.search(ref) or ref == "@":
+        return False
+    if ref.startswith("/") or ref.endswith(("/", ".")) or "/" not in ref:
+        return False
+    return not any(c.startswith(".") or c.endswith(".lock") for c in ref.split("/"))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+IDENT = re.compile(r"^([^<>\n]*[^<>\s][^<>\n]*) <([^<>\s]+)>$")
+"""A git identity, "Name <email>"."""
+
+
+def split_ident(ident: str) -> tuple[str, str]:
+    """("Name", "email") of a "Name <email>" identity checked by the loader."""
+    found = IDENT.match(ident)
+    assert found, ident
+    return found.group(1).strip(), found.group(2)
+
+
+def user_config_path() -> Path:
+    return userdirs.config_dir() / "config.toml"
+
+
+def _user_config(path: Path) -> tuple[str | None, Mapping[str, Any] | None]:
+    if not path.is_file():
+        return None, None
+    data = _read_toml(path)
+    allowed = {"node", "steps"}
+    for key in data:
+        if key not in allowed:
+            raise ConfigError(f"{path}: unknown key {key} (known: node, steps)")
+    node = data.get("node")
+    if node is not None and (not isinstance(node, str) or not node.strip()):
+        raise ConfigError(f"{path}: node must be a non-empty string")
+    return node, data.get("steps")
+
+
+def load(root: Path) -> Config:
+    """Load `<root>/.blogpub.toml` (defaults when absent) and the node-local user config."""
+    from gitpub.config import tables  # it builds on the types above
+
+    path = root / CONFIG_NAME
+    data = _read_toml(path) if path.exists() else {}
+    for key in data:
+        if key not in {"publish", "fonts", "steps", "retry", "gc", "scan", "sync"}:
+            raise ConfigError(
+                f"{path}: unknown table [{key}] "
+                "(known: publish, fonts, steps, retry, gc, scan, sync)"
+            )
+    shared_table = data.get("steps", {})
+    steps = tables.steps(path, shared_table, StepsConfig())
+    user_path = user_config_path()
+    user_node, user_steps = _user_config(user_path)
+    if user_steps is not None:
+        steps = tables.steps(user_path, user_steps, steps)
+    shared = set(shared_table).intersection(STEP_ROLES) - set(user_steps or {})
+    node = os.environ.get("GITPUB_NODE") or user_node or "local"
+    fonts = tables.fonts(path, data["fonts"]) if "fonts" in data else None
+    return Config(
+        root=root,
+        publish=tables.publish(path, data.get("publish", {})),
+        fonts=fonts,
+        steps=steps,
+        retry=tables.retry(path, data.get("retry", {})),
+        gc=tables.gc(path, data.get("gc", {})),
+        sync=tables.sync(path, data.get("sync", {})),
+        scan=tables.scan(path, data.get("scan", {})),
+        node=_single_line(node),
+        shared_steps=frozenset(shared),
+    )
+
+
+def _single_line(value: str) -> str:
+    # The node name becomes a trailer value: a newline would forge further trailers.
+    return " ".join(value.split())
