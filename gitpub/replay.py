@@ -71,7 +71,8 @@ def rebase(ctx: Context, job: Job, head: Oid, tip: Oid) -> tuple[Job, Oid | None
                 return job, None, conflicted
             return job, new, None
     worktree = _worktree_at(ctx, job, head)
-    job, conflict = fontrebase.rebase_job(ctx, job, worktree, ctx.tracking_ref)
+    # Onto `tip`, the stack so far: a batch's jobs go out as one line of commits.
+    job, conflict = fontrebase.rebase_job(ctx, job, worktree, tip)
     if conflict is not None:
         return job, None, conflict
     return job, ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}"), None

@@ -138,3 +138,33 @@ def test_one_text_under_two_keys_in_one_batch_publishes_once(blog: Blog) -> None
         blog.job(first)["job"]["target_path"] in blog.job(second)["events"][-1]["detail"]["reason"]
     )
     assert blog.commits_with_job(second) == 0
+
+
+def test_a_batch_in_a_font_blog_goes_out_in_one_push_with_the_subset_of_every_article(
+    tmp_path: Path,
+) -> None:
+    from fontkit import COVERED, HANZI, chars, cmap, tiny_blog
+    from test_recovery import PUSH_LOG_HOOK
+
+    blog = tiny_blog(tmp_path)
+    hook = blog.remote / "hooks" / "update"
+    hook.write_text(PUSH_LOG_HOOK)
+    hook.chmod(0o755)
+    # Each article brings characters the others lack: every job commit rewrites the subset,
+    # so every job stacked on another one meets a subset conflict.
+    texts = [article(f"Font {i}", HANZI[i * 12 : i * 12 + 12]) for i in range(6)]
+    ids = [blog.submit(f"f{i}", text) for i, text in enumerate(texts)]
+
+    blog.ok("run", "--until-idle")
+
+    assert len(pushes(blog)) == 1
+    for job_id, text in zip(ids, texts):
+        job = blog.job(job_id)["job"]
+        assert job["state"] == "PUBLISHED", blog.job(job_id)["events"]
+        assert blog.commits_with_job(job_id) == 1
+        assert blog.remote_file(job["target_path"]).decode() == text
+    assert len(blog.remote_log()) == 1 + len(ids)  # the scaffold, then each job once
+    # The subset at the tip is the one of all the articles together (and ASCII, always kept).
+    every = set().union(*(chars(t) for t in texts)) | chars(article("你好", "这是第一篇文章。"))
+    ascii_ = set(range(0x20, 0x7F))
+    assert cmap(blog.remote_file("public/fonts/blog.woff2")) == (every | ascii_) & COVERED

@@ -223,6 +223,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a font blog's batch stacked on the remote tip, not on the jobs before",
+        "gitpub/replay.py",
+        "fontrebase.rebase_job(ctx, job, worktree, tip)",
+        "fontrebase.rebase_job(ctx, job, worktree, ctx.tracking_ref)",
+        (
+            "tests/test_batch.py::"
+            "test_a_batch_in_a_font_blog_goes_out_in_one_push_with_the_subset_of_every_article",
+        ),
+    ),
+    Mutant(
         "the demo stops saying what it regenerated",
         "gitpub/commands/demo.py",
         'note = " (font-only conflict: subsets regenerated)" if "fonts:regenerated"',
