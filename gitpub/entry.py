@@ -99,6 +99,19 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
+def _stdout_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (a broken pipe of a step
+    command's input is a failure to report, not this)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def guarded(call: Callable[[], object]) -> None:
     """Run a command and exit: expected failures print one line and exit 1, and so does a
     bug (one line, unless GITPUB_DEBUG asks for the traceback)."""
@@ -114,6 +127,11 @@ def guarded(call: Callable[[], object]) -> None:
         _say("\ngit blogpub: aborted")
         sys.exit(1)
     except OSError as exc:
+        if isinstance(exc, BrokenPipeError) and _stdout_gone():
+            # The reader went away (`status | head`): stop quietly, as git and the commands
+            # click runs do, and let nothing flush into the closed pipe on the way out.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         # The filesystem refused (a full disk, a read-only mount): its words, one line.
         where = f": {exc.filename}" if exc.filename else ""
         _say(f"git blogpub: {sanitize(str(exc.strerror or exc))}{sanitize(where)}")

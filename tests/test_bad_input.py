@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -243,3 +244,22 @@ def test_reading_commands_create_no_state(blog: Blog) -> None:
     assert blog.ok("status").stdout.strip() == "no jobs"
     assert blog.blogpub("show", "abcd1234").returncode == 1
     assert not state.exists()
+
+
+@pytest.mark.parametrize("args", [["status", "--all"], ["status", "--json"], ["doctor"]])
+def test_output_into_a_closed_pipe_ends_quietly_as_git_does(blog: Blog, args: list[str]) -> None:
+    # `git blogpub status | head -1`: the reader is gone before gitpub writes. Like the
+    # commands click runs (doctor), the fast ones end with status 1 and not a word.
+    blog.submit("k", article("Piped", "Read by nobody."))
+    read, write = os.pipe()
+    os.close(read)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gitpub", "-C", str(blog.root), *args],
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
+    os.close(write)
+    assert proc.stderr == ""
+    assert proc.returncode == 1
