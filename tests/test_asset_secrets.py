@@ -62,6 +62,14 @@ def _state(blog: Blog) -> Path:
             3,
             "github-pat",
         ),
+        # Saved by an editor in UTF-16 with its byte-order mark, or in Latin-1: still text.
+        ("notes-utf16.txt", f"Notes.\r\nToken: {TOKEN}\r\n".encode("utf-16"), 2, "github-pat"),
+        (
+            "notes-latin1.txt",
+            f"Café notes.\nOur token is {TOKEN}.\n".encode("latin-1"),
+            2,
+            "github-pat",
+        ),
     ],
 )
 def test_a_text_asset_holding_a_secret_is_refused_like_a_source(

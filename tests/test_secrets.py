@@ -220,6 +220,10 @@ def test_scan_command_exit_codes_and_json(blog: Blog, tmp_path: Path) -> None:
     assert human.returncode == 1
     assert human.stdout == f"{leaky} line 3: github-pat (fingerprint {finding['fingerprint']})\n"
     assert blog.blogpub("scan", str(clean)).returncode == 0
+    # The file as an editor may save it: UTF-16 behind its mark reads as the same text.
+    wide = tmp_path / "leaky-utf16.md"
+    wide.write_bytes(leaky.read_text().encode("utf-16"))
+    assert blog.blogpub("scan", str(wide)).stdout == human.stdout.replace(str(leaky), str(wide))
     piped = blog.blogpub("scan", "--json", "-", input=leaky.read_text())
     assert piped.returncode == 1 and piped.json()["findings"][0]["path"] == "<stdin>"
     assert blog.blogpub("scan").returncode == 2

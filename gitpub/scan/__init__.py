@@ -130,14 +130,37 @@ def refuse(text: str, source: str, *, allow: Iterable[str] = ()) -> None:
         raise SecretsFound(source, found)
 
 
+_MARKS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+"""Byte-order marks of the wider encodings a text editor may save in (UTF-32 first: its
+little-endian mark begins with UTF-16's)."""
+
+
 def as_text(data: bytes) -> str | None:
-    """A file's bytes as the text a secret could be read from: whatever decodes as UTF-8
-    (a .txt, .svg, .json, .yaml, .md asset). Anything else is binary (an image, a font,
-    an archive) and is not scanned: its bytes are no text to paste a token into."""
+    """A file's bytes as the text a secret could be read from, or None for a binary file.
+
+    UTF-8 first (a .txt, .svg, .json, .yaml, .md asset); UTF-16 or UTF-32 behind their
+    byte-order mark (what some editors save); then whatever git itself calls text (no NUL
+    byte in its first 8,000 bytes) read as Latin-1, since a token is ASCII whatever the rest
+    of the file is written in. Anything else is binary (an image, a font, an archive) and is
+    not scanned."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
+        pass
+    for mark, codec in _MARKS:
+        if data.startswith(mark):
+            try:
+                return data[len(mark) :].decode(codec)
+            except UnicodeDecodeError:
+                break
+    if b"\0" in data[:8000]:
         return None
+    return data.decode("latin-1")
 
 
 def refuse_file(data: bytes, source: str, *, allow: Iterable[str] = ()) -> None:
