@@ -95,6 +95,8 @@ class Repo:
     def __init__(self, root: Path, common_dir: Path | None = None) -> None:
         self.root = root
         self._pg: pygit2.Repository | None = None
+        # The last `files_under` answer: a batch prepares every job on one base commit.
+        self._files: tuple[tuple[str, tuple[str, ...]], dict[str, bytes]] | None = None
         if common_dir is None:
             found = _find_checkout(root)
             if found is not None and found[0] == root.resolve():
@@ -216,7 +218,12 @@ class Repo:
         return out
 
     def files_under(self, commit: str, folders: Sequence[str]) -> dict[str, bytes]:
-        """Every blob below the given folders at commit, by repository-relative path."""
+        """Every blob below the given folders at commit, by repository-relative path. The
+        last answer is kept (a commit never changes), so the jobs of a batch, all built on
+        one base, do not each read every article of the blog again."""
+        asked = (commit, tuple(folders))
+        if self._files is not None and self._files[0] == asked:
+            return dict(self._files[1])
         out: dict[str, bytes] = {}
         tree = self.commit(commit).tree
         for folder in folders:
@@ -226,7 +233,8 @@ class Repo:
                 continue
             if isinstance(sub, pygit2.Tree):
                 self._collect(sub, folder, out)
-        return out
+        self._files = (asked, out)
+        return dict(out)
 
     def _collect(self, tree: pygit2.Tree, prefix: str, out: dict[str, bytes]) -> None:
         found: dict[str, str] = {}

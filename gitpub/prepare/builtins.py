@@ -5,7 +5,6 @@ built-in and an external command are interchangeable behind `steps.run_step`."""
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -13,7 +12,7 @@ from typing import Any
 
 from gitpub import scan
 from gitpub.site import validate
-from gitpub.site.frontmatter import parse
+from gitpub.site.frontmatter import body_start
 
 
 def passthrough(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -27,47 +26,87 @@ _SHINGLE = 3
 
 
 def _body(text: str) -> str:
-    fm = parse(text)
-    lines = text.split("\n")[fm.body_start_line - 1 :]
+    lines = text.split("\n")[body_start(text) - 1 :]
     body = unicodedata.normalize("NFKC", "\n".join(lines)).lower()
     return re.sub(r"[\W_]+", "", body)  # whitespace and punctuation carry no meaning here
 
 
-@functools.lru_cache(maxsize=512)
 def shingles(text: str) -> frozenset[str]:
-    """Kept for the last 512 texts: a batch judges each candidate against the same articles,
-    which would otherwise be parsed again for every job (a few hundred kB per long article,
-    so the cache stays bounded)."""
+    """The character 3-grams of the body (front matter left out, case, whitespace and
+    punctuation ignored)."""
     body = _body(text)
     if len(body) < _SHINGLE:
         return frozenset({body}) if body else frozenset()
     return frozenset(body[i : i + _SHINGLE] for i in range(len(body) - _SHINGLE + 1))
 
 
+class _Grams:
+    """Each text's 3-grams as a bitset over one vocabulary of 3-grams, kept per process.
+
+    A prepare compares its article with every other article of the blog: a blog of a
+    thousand posts would otherwise be read again for every job, and comparing two bitsets
+    (`&`, then counting bits) costs a few word operations where comparing two sets costs a
+    hash lookup per 3-gram. Bounded: past its limits it starts over, but only between two
+    comparisons (`bound`), never amid one: bitsets of two vocabularies do not compare."""
+
+    MAX_GRAMS = 1 << 22
+    MAX_TEXTS = 16384
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.texts: dict[str, tuple[int, int]] = {}
+
+    def of(self, text: str) -> tuple[int, int]:
+        """(bitset, number of 3-grams) of a text."""
+        known = self.texts.get(text)
+        if known is not None:
+            return known
+        grams = shingles(text)
+        index = self.index
+        positions = [index.setdefault(g, len(index)) for g in grams]
+        bits = bytearray((max(positions, default=0) >> 3) + 1)
+        for i in positions:
+            bits[i >> 3] |= 1 << (i & 7)
+        known = self.texts[text] = (int.from_bytes(bits, "little"), len(positions))
+        return known
+
+
+    def bound(self) -> None:
+        if len(self.index) > self.MAX_GRAMS or len(self.texts) > self.MAX_TEXTS:
+            self.index.clear()
+            self.texts.clear()
+
+
+_grams = _Grams()
+
+
 def similarity(a: str, b: str) -> float:
     """Jaccard similarity of character 3-gram sets (works for CJK and for spaced languages)."""
-    return _jaccard(shingles(a), shingles(b))
+    _grams.bound()
+    (sa, na), (sb, nb) = _grams.of(a), _grams.of(b)
+    return _jaccard(sa, na, sb, nb)
 
 
-def _jaccard(sa: frozenset[str], sb: frozenset[str]) -> float:
-    if not sa or not sb:
+def _jaccard(sa: int, na: int, sb: int, nb: int) -> float:
+    if not na or not nb:
         return 0.0
-    common = len(sa & sb)  # the union's size follows from it: no third set is built
-    return common / (len(sa) + len(sb) - common)
+    common = (sa & sb).bit_count()  # the union's size follows from it
+    return common / (na + nb - common)
 
 
 def _best(candidate: str, others: list[Mapping[str, Any]]) -> tuple[float, str | None]:
     """The most similar article and its score, exactly. An article whose 3-gram count is so
     far from the candidate's that even sharing every 3-gram of the smaller set could not
     beat the best so far is passed over without comparing the sets."""
-    mine = shingles(candidate)
+    _grams.bound()
+    mine, count = _grams.of(candidate)
     best, path = 0.0, None
     for other in others:
-        theirs = shingles(str(other.get("text", "")))
-        small, large = sorted((len(mine), len(theirs)))
+        theirs, n = _grams.of(str(other.get("text", "")))
+        small, large = (count, n) if count <= n else (n, count)
         if not small or small <= best * large:
             continue
-        score = _jaccard(mine, theirs)
+        score = _jaccard(mine, count, theirs, n)
         if score > best:
             best, path = score, str(other.get("path"))
     return best, path

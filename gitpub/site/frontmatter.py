@@ -68,9 +68,24 @@ def parse(text: str) -> FrontMatter:
     return FrontMatter(None)
 
 
-def _delimited(lines: list[str], delimiter: str, kind: str) -> FrontMatter:
+def body_start(text: str) -> int:
+    """`parse(text).body_start_line` without reading the front matter's entries (the judge
+    compares bodies only, of every article of a blog)."""
+    lines = text.split("\n")
+    first = lines[0].lstrip("\ufeff").rstrip() if lines else ""
+    if first in _DELIMITERS:
+        end = _closing_line(lines, first, _DELIMITERS[first])
+        return len(lines) + 1 if end is None else end + 2
+    return parse(text).body_start_line
+
+
+def _closing_line(lines: list[str], delimiter: str, kind: str) -> int | None:
     closers = {delimiter, "..."} if kind == "yaml" else {delimiter}
-    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in closers), None)
+    return next((i for i in range(1, len(lines)) if lines[i].rstrip() in closers), None)
+
+
+def _delimited(lines: list[str], delimiter: str, kind: str) -> FrontMatter:
+    end = _closing_line(lines, delimiter, kind)
     if end is None:
         return FrontMatter(
             kind,
