@@ -16,6 +16,7 @@ the loop's. Every run is checked: each job PUBLISHED with exactly one commit on 
 
     python benchmarks/bench_batch.py                 # 30, 100, 300 articles
     python benchmarks/bench_batch.py --sizes 10 --reps 1
+    python benchmarks/bench_batch.py --sizes 30 --existing 1000   # into a big blog
 """
 
 from __future__ import annotations
@@ -53,8 +54,21 @@ class Timed:
     pushes: int
 
 
-def gitpub_run(base: Path, count: int, seed: int) -> Timed:
+def blog_with_posts(base: Path, existing: int) -> tuple[Path, Path]:
+    """A blog of `existing` hand-written posts besides the scaffold's one (not timed)."""
     blog, remote = make_blog(base)
+    if existing:
+        for i, text in enumerate(articles(existing, seed=1000)):
+            (blog / "content" / "posts" / f"old-{i}.mdx").write_text(text)
+        _git(blog, "add", ".")
+        _git(blog, "commit", "--quiet", "-m", "the blog so far")
+        _git(blog, "push", "--quiet", "origin", "HEAD:main")
+        (remote / "pushes.log").unlink()
+    return blog, remote
+
+
+def gitpub_run(base: Path, count: int, seed: int, existing: int = 0) -> Timed:
+    blog, remote = blog_with_posts(base, existing)
     argv, _ = blogpub_argv()
     sources = write_sources(base, count, seed)
     for i, src in enumerate(sources):
@@ -71,8 +85,8 @@ def gitpub_run(base: Path, count: int, seed: int) -> Timed:
     return Timed(took, pushes(remote))
 
 
-def loop_run(base: Path, count: int, seed: int) -> Timed:
-    blog, remote = make_blog(base)
+def loop_run(base: Path, count: int, seed: int, existing: int = 0) -> Timed:
+    blog, remote = blog_with_posts(base, existing)
     sources = write_sources(base, count, seed)
     script = base / "loop.sh"
     script.write_text(LOOP)
@@ -108,6 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[30, 100, 300])
     ap.add_argument("--reps", type=int, default=3, help="repetitions per size (default 3)")
+    ap.add_argument(
+        "--existing",
+        type=int,
+        default=0,
+        help="posts the blog already has (default 0): the judge compares each job with them",
+    )
     args = ap.parse_args(argv)
 
     scratch = Path(tempfile.mkdtemp(prefix="gitpub-bench-batch-"))
@@ -129,14 +149,17 @@ def main(argv: list[str] | None = None) -> int:
                 if rep % 2:
                     pair.reverse()  # alternate who goes first: the machine's drift hits both
                 for name, fn in pair:
-                    timed = fn(scratch / f"{size}-{rep}-{name}", size, seed=rep)
+                    timed = fn(scratch / f"{size}-{rep}-{name}", size, rep, args.existing)
                     (ours if name == "gitpub" else floor).append(timed)
             rows.append((size, ours, floor))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
     _, label = blogpub_argv()
-    print(f"\nready jobs → PUBLISHED on a local bare remote ({args.reps} runs each, medians)\n")
+    blog = f", into a blog of {args.existing} posts" if args.existing else ""
+    print(
+        f"\nready jobs → PUBLISHED on a local bare remote{blog} ({args.reps} runs each, medians)\n"
+    )
     header = (
         f"{'articles':>8} {label + ' run --until-idle':>32} {'pushes':>7}"
         f" {'naive loop':>11} {'pushes':>7} {'ratio':>6}"
