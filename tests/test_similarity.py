@@ -37,15 +37,38 @@ def test_similarity_is_the_jaccard_of_the_bodies_3_gram_sets() -> None:
     assert builtins.similarity(texts[0], texts[12]) == 1.0  # front matter is not compared
 
 
-def test_the_best_match_is_exact_when_the_memo_starts_over_between_comparisons(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("room", [0, 2, 6, 1 << 30])
+def test_the_best_match_is_exact_whatever_part_of_the_blog_the_memo_holds(
+    monkeypatch: pytest.MonkeyPatch, room: int
 ) -> None:
+    # Room for no text, a few, or all: the texts it cannot hold are compared as plain sets.
+    monkeypatch.setattr(builtins, "_grams", builtins._Grams())
+    monkeypatch.setattr(builtins._Grams, "MAX_TEXTS", room)
     texts = _texts()
     others = [{"path": f"p{i}.md", "text": t} for i, t in enumerate(texts[1:])]
     expected = max((_plain(texts[0], o["text"]), o["path"]) for o in others)
-    monkeypatch.setattr(builtins._Grams, "MAX_TEXTS", 2)  # it starts over at every call
     for _ in range(3):
         assert builtins._best(texts[0], others) == expected
+    assert len(builtins._grams.texts) == min(room, len(texts))
+
+
+def test_a_full_memo_starts_over_when_the_blog_it_holds_is_no_longer_asked_about(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(builtins, "_grams", builtins._Grams())
+    monkeypatch.setattr(builtins._Grams, "MAX_TEXTS", 4)
+    texts = _texts()
+    builtins._best(texts[0], [{"path": "a", "text": t} for t in texts[1:8]])
+    held = set(builtins._grams.texts)
+    assert builtins._grams.full and len(held) == 4
+    builtins._best(texts[0], [{"path": "a", "text": t} for t in texts[1:8]])
+    assert set(builtins._grams.texts) == held  # the same blog again: kept
+    # Another blog: the first comparison leaves what is held unused, the next starts over.
+    others = texts[8:]
+    expected = max((_plain(texts[8], t), "b") for t in others)
+    for _ in range(2):
+        assert builtins._best(texts[8], [{"path": "b", "text": t} for t in others]) == expected
+    assert set(builtins._grams.texts) <= {texts[8], *others}
 
 
 @pytest.mark.parametrize(

@@ -41,72 +41,112 @@ def shingles(text: str) -> frozenset[str]:
 
 
 class _Grams:
-    """Each text's 3-grams as a bitset over one vocabulary of 3-grams, kept per process.
+    """Texts' 3-grams as bitsets over one vocabulary of 3-grams, kept per process.
 
     A prepare compares its article with every other article of the blog: a blog of a
     thousand posts would otherwise be read again for every job, and comparing two bitsets
     (`&`, then counting bits) costs a few word operations where comparing two sets costs a
-    hash lookup per 3-gram. Bounded: past its limits it starts over, but only between two
-    comparisons (`bound`), never amid one: bitsets of two vocabularies do not compare."""
+    hash lookup per 3-gram. Bounded by bytes: once full, a text it does not hold is compared
+    as a plain set (as it was before it existed), and it starts over only between two
+    comparisons (`begin`), when most of what it holds went unused by the last one. Bitsets of
+    two vocabularies never meet."""
 
-    MAX_GRAMS = 1 << 22
     MAX_TEXTS = 16384
+    MAX_BYTES = 128 << 20  # the vocabulary, the bitsets and the texts they stand for
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
         self.texts: dict[str, tuple[int, int]] = {}
+        self.used: set[str] = set()
+        self.size = 0
+        self.full = False
 
-    def of(self, text: str) -> tuple[int, int]:
-        """(bitset, number of 3-grams) of a text."""
+    def begin(self) -> None:
+        if self.full and 2 * len(self.used) < len(self.texts):
+            self.index.clear()
+            self.texts.clear()
+            self.size = 0
+            self.full = False
+        self.used = set()
+
+    def of(self, text: str) -> tuple[int, int] | None:
+        """(bitset, number of 3-grams) of a text, or None once full."""
         known = self.texts.get(text)
         if known is not None:
+            self.used.add(text)
             return known
+        if self.full:
+            return None
         grams = shingles(text)
+        # A new vocabulary entry (a 3-character string, an int, its slot) is ~100 bytes; the
+        # bitset is at most as long as the vocabulary.
+        worst = len(text) + 100 * len(grams) + (len(self.index) + len(grams)) // 8
+        if self.size + worst > self.MAX_BYTES or len(self.texts) >= self.MAX_TEXTS:
+            self.full = True
+            return None
         index = self.index
+        words = len(index)
         positions = [index.setdefault(g, len(index)) for g in grams]
         bits = bytearray((max(positions, default=0) >> 3) + 1)
         for i in positions:
             bits[i >> 3] |= 1 << (i & 7)
         known = self.texts[text] = (int.from_bytes(bits, "little"), len(positions))
+        self.used.add(text)
+        self.size += len(text) + 100 * (len(index) - words) + len(bits)
         return known
-
-
-    def bound(self) -> None:
-        if len(self.index) > self.MAX_GRAMS or len(self.texts) > self.MAX_TEXTS:
-            self.index.clear()
-            self.texts.clear()
 
 
 _grams = _Grams()
 
 
+class _Measured:
+    """One text, as a bitset when the memo holds it, else as a set of its 3-grams."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.bits = _grams.of(text)
+        self._set: frozenset[str] | None = None
+
+    @property
+    def count(self) -> int:
+        return self.bits[1] if self.bits is not None else len(self.grams)
+
+    @property
+    def grams(self) -> frozenset[str]:
+        if self._set is None:
+            self._set = shingles(self.text)
+        return self._set
+
+    def jaccard(self, other: _Measured) -> float:
+        na, nb = self.count, other.count
+        if not na or not nb:
+            return 0.0
+        if self.bits is not None and other.bits is not None:
+            common = (self.bits[0] & other.bits[0]).bit_count()
+        else:
+            common = len(self.grams & other.grams)
+        return common / (na + nb - common)  # the union's size follows from the intersection
+
+
 def similarity(a: str, b: str) -> float:
     """Jaccard similarity of character 3-gram sets (works for CJK and for spaced languages)."""
-    _grams.bound()
-    (sa, na), (sb, nb) = _grams.of(a), _grams.of(b)
-    return _jaccard(sa, na, sb, nb)
-
-
-def _jaccard(sa: int, na: int, sb: int, nb: int) -> float:
-    if not na or not nb:
-        return 0.0
-    common = (sa & sb).bit_count()  # the union's size follows from it
-    return common / (na + nb - common)
+    _grams.begin()
+    return _Measured(a).jaccard(_Measured(b))
 
 
 def _best(candidate: str, others: list[Mapping[str, Any]]) -> tuple[float, str | None]:
     """The most similar article and its score, exactly. An article whose 3-gram count is so
     far from the candidate's that even sharing every 3-gram of the smaller set could not
     beat the best so far is passed over without comparing the sets."""
-    _grams.bound()
-    mine, count = _grams.of(candidate)
+    _grams.begin()
+    mine = _Measured(candidate)
     best, path = 0.0, None
     for other in others:
-        theirs, n = _grams.of(str(other.get("text", "")))
-        small, large = (count, n) if count <= n else (n, count)
+        theirs = _Measured(str(other.get("text", "")))
+        small, large = sorted((mine.count, theirs.count))
         if not small or small <= best * large:
             continue
-        score = _jaccard(mine, count, theirs, n)
+        score = mine.jaccard(theirs)
         if score > best:
             best, path = score, str(other.get("path"))
     return best, path
