@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import CONFIG, Blog, article, make_blog
 
 from gitpub import config
@@ -167,19 +168,33 @@ def test_a_changed_argv_is_refused_until_trusted_again(blog: Blog, tmp_path: Pat
     assert (blog.job(second)["job"]["state"], runs(marker)) == ("PUBLISHED", 2)
 
 
-def test_rewriting_a_repository_script_the_argv_names_needs_trust_again(blog: Blog) -> None:
+@pytest.mark.parametrize(
+    ("argv", "rewritten"),
+    [
+        (["sh", "tools/gate.sh"], "tools/gate.sh"),  # the script the argv names
+        (["sh", "tools/gate.sh"], "tools/lib/answer.sh"),  # a file it sources, beside it
+        (["sh", "-c", "sh tools/gate.sh"], "tools/gate.sh"),  # named inside a shell string
+    ],
+)
+def test_rewriting_a_repository_script_the_step_runs_needs_trust_again(
+    blog: Blog, argv: list[str], rewritten: str
+) -> None:
     tools = blog.root / "tools"
-    tools.mkdir()
-    (tools / "gate.sh").write_text("echo '{\"ok\": true}'\n")
-    (blog.root / ".blogpub.toml").write_text(CONFIG + steps_toml(review=[["sh", "tools/gate.sh"]]))
+    (tools / "lib").mkdir(parents=True)
+    (tools / "gate.sh").write_text(". tools/lib/answer.sh\n")
+    (tools / "lib" / "answer.sh").write_text("echo '{\"ok\": true}'\n")
+    (blog.root / ".blogpub.toml").write_text(CONFIG + steps_toml(review=[argv]))
     blog.git("add", ".")
     blog.git("commit", "--quiet", "-m", "a gate kept in the repository")
     blog.git("push", "--quiet", "origin", "HEAD:main")
     blog.trust()
+    first = blog.submit("k0", article("First", "Published: the gate is allowed."))
+    blog.ok("run", "--until-idle")
+    assert blog.job(first)["job"]["state"] == "PUBLISHED"  # and publishing asks nothing new
 
-    # Same argv, new script body: the attack through a file the trusted argv names.
+    # Same argv, new code behind it: the attack through a file the trusted step runs.
     attacker = blog.clone("attacker")
-    (attacker.root / "tools" / "gate.sh").write_text("touch PWNED; echo '{\"ok\": true}'\n")
+    (attacker.root / rewritten).write_text("touch PWNED; echo '{\"ok\": true}'\n")
     attacker.git("commit", "--quiet", "-am", "faster gate")
     attacker.git("push", "--quiet", "origin", "HEAD:main")
     blog.git("pull", "--quiet", "--ff-only", "origin", "main")
@@ -189,7 +204,7 @@ def test_rewriting_a_repository_script_the_argv_names_needs_trust_again(blog: Bl
     assert reason(blog, job_id) == MESSAGE
     assert not (blog.root / "PWNED").exists()
     shown = blog.ok("trust", "--yes").stdout
-    assert "  - file tools/gate.sh sha256" in shown and "  + file tools/gate.sh sha256" in shown
+    assert f"  - file {rewritten} sha256" in shown and f"  + file {rewritten} sha256" in shown
 
 
 def test_a_data_only_change_needs_no_new_allowance(blog: Blog, tmp_path: Path) -> None:

@@ -4,7 +4,10 @@ The set is what a node allows with `git blogpub trust`. It holds every external 
 shared config names (and that the node's own user config does not replace), each with its
 role, plus the bytes of every repository file those argv lists name: a trusted
 `["python3", "tools/review.py"]` must not keep its allowance once a push rewrites
-`tools/review.py`, the same way direnv re-asks when `.envrc` changes."""
+`tools/review.py`, the same way direnv re-asks when `.envrc` changes. A script seldom stands
+alone, so the files git tracks beside it (its folder and below: the module it imports, its
+package.json) count too, and so do the paths inside a shell string (`sh -c "python3 x.py"`).
+Articles and font subsets never count: publishing must not need a new allowance."""
 
 from __future__ import annotations
 
@@ -66,11 +69,56 @@ def shared_commands(cfg: Config) -> CommandSet:
             found.add((role, tuple(spec)))
     files: dict[str, str] = {}
     for _, argv in found:
-        for arg in argv:
-            named = repository_file(cfg.root, arg)
-            if named is not None:
-                files[named[0]] = named[1]
+        named = [n for n in (repository_file(cfg.root, w) for w in argv) if n]
+        inner = [n for n in (repository_file(cfg.root, w) for w in _inner_words(argv)) if n]
+        if inner:
+            tracked = set(_tracked(cfg, [path for path, _ in inner]))
+            named += [n for n in inner if n[0] in tracked]
+        for path, digest in named:
+            files[path] = digest
+            for near in (repository_file(cfg.root, p) for p in _beside(cfg, path)):
+                if near is not None:
+                    files[near[0]] = near[1]
     return CommandSet(tuple(sorted(found)), tuple(sorted(files.items())))
+
+
+def _inner_words(argv: tuple[str, ...]) -> list[str]:
+    """The words of each argument that is itself a command line (`sh -c "…"`). Only those
+    git tracks will count: a file the command itself writes is no code anyone pushed."""
+    out: list[str] = []
+    for arg in argv:
+        if any(c.isspace() for c in arg):
+            try:
+                out += shlex.split(arg)
+            except ValueError:
+                continue  # an unbalanced quote: no words to find
+    return out
+
+
+def _tracked(cfg: Config, paths: list[str]) -> list[str]:
+    """Those of `paths` (or below them) that git tracks, repository-relative."""
+    from gitpub.gitrepo import run_git  # trust is asked before each step, not at start-up
+
+    wanted = [p for p in paths if p and not p.startswith("-") and "\x00" not in p]
+    if not wanted:
+        return []
+    # Literal: a word of a command line is a path, never a pattern or pathspec magic.
+    proc = run_git(["--literal-pathspecs", "ls-files", "-z", "--", *wanted], cfg.root, check=False)
+    if proc.returncode != 0:
+        return []
+    return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _beside(cfg: Config, path: str) -> list[str]:
+    """The files git tracks in the named file's folder and below it; none for a file at the
+    repository root (that folder is the whole blog) or among the articles and subsets."""
+    folder = os.path.dirname(path)
+    if not folder:
+        return []
+    derived = tuple(f.rstrip("/") + "/" for f in (*cfg.publish.content, *cfg.font_outputs))
+    if (folder + "/").startswith(derived) or any(d.startswith(folder + "/") for d in derived):
+        return []  # the articles are in it: every publication would ask for trust again
+    return _tracked(cfg, [folder])
 
 
 def repository_file(root: Path, arg: str) -> tuple[str, str] | None:
