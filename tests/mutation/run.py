@@ -101,6 +101,16 @@ MUTANTS = (
         ("tests/test_trust.py::test_a_pushed_command_never_runs_until_this_node_trusts_it",),
     ),
     Mutant(
+        "the allowance forgets the files beside a trusted script",
+        "gitpub/trust/commands.py",
+        "    return _tracked(cfg, [folder])\n",
+        "    return []\n",
+        (
+            "tests/test_trust.py::test_rewriting_a_repository_script_the_step_runs_needs_trust_"
+            "again[argv1-tools/lib/answer.sh]",
+        ),
+    ),
+    Mutant(
         "no lease renewal before a push",
         "gitpub/batch.py",
         "    pending = leases.renew_many(ctx.store, pending, ctx.config.retry.lease_seconds)\n",
