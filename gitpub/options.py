@@ -49,7 +49,8 @@ SUBMIT = (
         "--asset",
         "assets",
         MULTIPLE,
-        "A file to place beside the article (repeatable), in the same commit.",
+        "A file to place beside the article (repeatable), in the same commit; a text file is "
+        "scanned for secrets like the source.",
         metavar="FILE",
     ),
     Option("--topic", "topic", VALUE, "Topic text (stored sanitized)."),
