@@ -221,11 +221,12 @@ class Repo:
         """Every blob below the given folders at commit, by repository-relative path. The
         last answer is kept (a commit never changes), so the jobs of a batch, all built on
         one base, do not each read every article of the blog again."""
-        asked = (commit, tuple(folders))
+        found = self.commit(commit)
+        asked = (str(found.id), tuple(folders))  # by commit id: a ref name could move
         if self._files is not None and self._files[0] == asked:
             return dict(self._files[1])
         out: dict[str, bytes] = {}
-        tree = self.commit(commit).tree
+        tree = found.tree
         for folder in folders:
             try:
                 sub = tree[folder] if folder else tree
