@@ -68,17 +68,17 @@ def shared_commands(cfg: Config) -> CommandSet:
         if not isinstance(spec, str):
             found.add((role, tuple(spec)))
     files: dict[str, str] = {}
+    inner: dict[str, str] = {}
     for _, argv in found:
-        named = [n for n in (repository_file(cfg.root, w) for w in argv) if n]
-        inner = [n for n in (repository_file(cfg.root, w) for w in _inner_words(argv)) if n]
-        if inner:
-            tracked = set(_tracked(cfg, [path for path, _ in inner]))
-            named += [n for n in inner if n[0] in tracked]
-        for path, digest in named:
-            files[path] = digest
-            for near in (repository_file(cfg.root, p) for p in _beside(cfg, path)):
-                if near is not None:
-                    files[near[0]] = near[1]
+        files.update(n for n in (repository_file(cfg.root, w) for w in argv) if n)
+        inner.update(n for n in (repository_file(cfg.root, w) for w in _inner_words(argv)) if n)
+    # One `git ls-files` for the words of every shell string, one for every script's folder:
+    # trust is asked before each external step runs.
+    files.update((path, inner[path]) for path in _tracked(cfg, list(inner)) if path in inner)
+    folders = {folder for path in files if (folder := _code_folder(cfg, path))}
+    for path in _tracked(cfg, sorted(folders)):
+        if path not in files and (near := repository_file(cfg.root, path)) is not None:
+            files[near[0]] = near[1]
     return CommandSet(tuple(sorted(found)), tuple(sorted(files.items())))
 
 
@@ -109,16 +109,16 @@ def _tracked(cfg: Config, paths: list[str]) -> list[str]:
     return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def _beside(cfg: Config, path: str) -> list[str]:
-    """The files git tracks in the named file's folder and below it; none for a file at the
+def _code_folder(cfg: Config, path: str) -> str | None:
+    """The named file's folder, whose tracked files count with it; None for a file at the
     repository root (that folder is the whole blog) or among the articles and subsets."""
     folder = os.path.dirname(path)
     if not folder:
-        return []
+        return None
     derived = tuple(f.rstrip("/") + "/" for f in (*cfg.publish.content, *cfg.font_outputs))
     if (folder + "/").startswith(derived) or any(d.startswith(folder + "/") for d in derived):
-        return []  # the articles are in it: every publication would ask for trust again
-    return _tracked(cfg, [folder])
+        return None  # the articles are in it: every publication would ask for trust again
+    return folder
 
 
 def repository_file(root: Path, arg: str) -> tuple[str, str] | None:

@@ -103,8 +103,8 @@ MUTANTS = (
     Mutant(
         "the allowance forgets the files beside a trusted script",
         "gitpub/trust/commands.py",
-        "    return _tracked(cfg, [folder])\n",
-        "    return []\n",
+        "    return folder\n",
+        "    return None\n",
         (
             "tests/test_trust.py::test_rewriting_a_repository_script_the_step_runs_needs_trust_"
             "again[argv1-tools/lib/answer.sh]",
