@@ -59,8 +59,7 @@ class FrontMatter:
 
 
 def parse(text: str) -> FrontMatter:
-    lines = text.split("\n")
-    first = lines[0].lstrip("\ufeff").rstrip() if lines else ""
+    lines, first = _opening(text)
     if first in _DELIMITERS:
         return _delimited(lines, first, _DELIMITERS[first])
     if first.startswith("{"):
@@ -71,12 +70,17 @@ def parse(text: str) -> FrontMatter:
 def body_start(text: str) -> int:
     """`parse(text).body_start_line` without reading the front matter's entries (the judge
     compares bodies only, of every article of a blog)."""
-    lines = text.split("\n")
-    first = lines[0].lstrip("\ufeff").rstrip() if lines else ""
+    lines, first = _opening(text)
     if first in _DELIMITERS:
         end = _closing_line(lines, first, _DELIMITERS[first])
         return len(lines) + 1 if end is None else end + 2
-    return parse(text).body_start_line
+    return _json(text).body_start_line if first.startswith("{") else 1
+
+
+def _opening(text: str) -> tuple[list[str], str]:
+    """The text's lines, and its first line as a front matter delimiter would stand there."""
+    lines = text.split("\n")
+    return lines, lines[0].lstrip("\ufeff").rstrip() if lines else ""
 
 
 def _closing_line(lines: list[str], delimiter: str, kind: str) -> int | None:
