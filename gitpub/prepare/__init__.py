@@ -267,6 +267,11 @@ class Preparer(Recorder):
 
     # ---------------------------------------------------------- worktree and manifest
 
+    @property
+    def artifacts(self) -> Path:
+        """The job's sealed files; `manifest.save` copies nothing when they were written here."""
+        return self.dir / "artifacts"
+
     def worktree(self, base: Oid) -> Path:
         """Where the job's files are written before they are sealed. Not a registered git
         worktree: the commit is made in memory from the sealed artifacts. The font gate reads
@@ -282,24 +287,22 @@ class Preparer(Recorder):
         )
         if self.ctx.config.fonts is None and not external_gate:
             # Nothing reads a checkout: the files are written where they are sealed.
-            place = self.dir / "artifacts"
-            shutil.rmtree(place, ignore_errors=True)
-            place.mkdir(parents=True)
-            return place
+            shutil.rmtree(self.artifacts, ignore_errors=True)
+            self.artifacts.mkdir(parents=True)
+            return self.artifacts
         return worktrees.scratch_checkout(self.ctx.repo, base, place)
 
     def seal(self, worktree: Path, paths: list[str]) -> Outcome:
         """The written files in the immutable artifact folder, and the manifest."""
         entries = manifest.entries_for(worktree, paths)
-        artifacts = self.dir / "artifacts"
-        manifest.save(worktree, entries, artifacts, self.dir / "manifest.json")
+        manifest.save(worktree, entries, self.artifacts, self.dir / "manifest.json")
         digest = manifest.digest(entries)
         shutil.rmtree(self.dir / "checkout", ignore_errors=True)
         self.note(
             "step:manifest",
             {"sha256": digest, "files": [e.path for e in entries]},
             {
-                "artifact_dir": str(artifacts.relative_to(self.ctx.state_dir)),
+                "artifact_dir": str(self.artifacts.relative_to(self.ctx.state_dir)),
                 "artifact_sha256": digest,
             },
             durable=False,  # committed with the outcome: see `prepare`
