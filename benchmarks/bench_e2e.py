@@ -126,9 +126,11 @@ class Run:
 
 
 def run_library(base: Path, count: int, seed: int) -> Run:
-    from gitpub import intake, jobs, worker
+    from gitpub import intake
     from gitpub.context import open_context
-    from gitpub.states import State
+    from gitpub.core.states import State
+    from gitpub.ops import worker
+    from gitpub.store import jobs
 
     blog, remote = make_blog(base)
     texts = articles(count, seed)

@@ -24,9 +24,9 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from gitpub import trailers
-from gitpub.gitrepo import Repo
-from gitpub.types import JobId, Oid, Sha256
+from gitpub.core.ids import JobId, Oid, Sha256
+from gitpub.git import trailers
+from gitpub.git.repo import Repo
 
 LAYOUT = 1  # bump when the generated history changes shape, so old caches are not reused
 NAMESPACE = uuid.UUID("5d0a3e4c-2f5b-4b8e-9a59-0c1f3b7d2a11")

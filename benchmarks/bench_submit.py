@@ -11,7 +11,7 @@ Timed, interleaved round by round in shuffled order so drift hits every variant 
                 code of gitpub runs;
 - libraries before: the same for the version that imported dataclasses, hashlib, uuid and
                 platformdirs too (they were given up for NamedTuples, CPython's own SHA-256,
-                ids from os.urandom and the XDG folders computed in gitpub.userdirs);
+                ids from os.urandom and the XDG folders computed in gitpub.core.userdirs);
 - submit:       `python -m gitpub submit --key K --source FILE` in the clone, a new key each time,
                 so every run records a new job (database write with fsync, job folder);
 - git blogpub:  the same through `git blogpub submit`, as the README shows it (git finds the

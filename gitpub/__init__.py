@@ -9,14 +9,14 @@ __all__ = ["KeyReused", "Publisher", "SecretsFound", "Submitted", "__version__"]
 
 if TYPE_CHECKING:
     from gitpub.api import Publisher, Submitted
-    from gitpub.errors import KeyReused, SecretsFound
+    from gitpub.core.errors import KeyReused, SecretsFound
 
 
 def __getattr__(name: str) -> Any:
     # The API pulls in pygit2 and SQLite; `python -m gitpub --help` and the hooks' fast
     # paths should not pay for that just by importing the package.
     if name == "KeyReused":
-        from gitpub.errors import KeyReused
+        from gitpub.core.errors import KeyReused
 
         return KeyReused
     if name in ("Publisher", "Submitted"):
@@ -24,7 +24,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     if name == "SecretsFound":
-        from gitpub.errors import SecretsFound
+        from gitpub.core.errors import SecretsFound
 
         return SecretsFound
     raise AttributeError(name)

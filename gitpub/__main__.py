@@ -1,3 +1,3 @@
-from gitpub.entry import main
+from gitpub.cli.entry import main
 
 main()

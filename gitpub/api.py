@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitpub import config, intake, jobs, scan, worker
+from gitpub import config, intake, scan
 from gitpub.context import Context, open_context
-from gitpub.errors import SecretsFound
-from gitpub.gitrepo import Repo
+from gitpub.core.errors import SecretsFound
+from gitpub.git.repo import Repo
+from gitpub.ops import worker
+from gitpub.store import jobs
 
 __all__ = ["Publisher", "SecretsFound", "Submitted"]
 

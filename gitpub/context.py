@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitpub import config as config_mod
-from gitpub import lost
 from gitpub.config import Config
-from gitpub.errors import GitpubError
-from gitpub.gitrepo import Repo
-from gitpub.locks import Locks
-from gitpub.store import Store
+from gitpub.core.errors import GitpubError
+from gitpub.git.locks import Locks
+from gitpub.git.repo import Repo
+from gitpub.store import lost
+from gitpub.store.db import Store
 
 
 class Context:
@@ -62,7 +62,7 @@ def open_context(path: Path, *, need_remote: bool = True) -> Context:
 
 def open_store(state: Path) -> Store:
     """The job database, unless it was lost beside job folders that outlived it (see
-    gitpub.lost): then every command stops with the fix, rather than read an empty store."""
+    gitpub.store.lost): then every command stops with the fix, rather than read an empty store."""
     lost.check_absent(state)
     try:
         store = Store(state / "state.sqlite3")

@@ -236,7 +236,7 @@ def blog(tmp_path: Path) -> Iterator[Blog]:
 def version_1_store(db: Path) -> sqlite3.Connection:
     """A job database exactly as schema version 1 wrote it (for migration tests), open in
     autocommit mode for the caller's rows."""
-    from gitpub.store import _MIGRATIONS
+    from gitpub.store.db import _MIGRATIONS
 
     conn = sqlite3.connect(db, isolation_level=None)
     v1 = _MIGRATIONS[0]

@@ -8,7 +8,7 @@ import pytest
 from conftest import Blog, article, wait_for
 
 from gitpub import Publisher
-from gitpub.errors import InputError
+from gitpub.core.errors import InputError
 
 
 def test_submit_is_durable_and_idempotent(blog: Blog) -> None:

@@ -161,7 +161,7 @@ def test_config_errors_name_file_key_and_type(
 )
 def test_unsafe_config_values_are_refused(tmp_path: Path, toml: str, needle: str) -> None:
     from gitpub import config
-    from gitpub.errors import ConfigError
+    from gitpub.core.errors import ConfigError
 
     (tmp_path / ".blogpub.toml").write_text(toml)
     with pytest.raises(ConfigError) as refused:

@@ -9,10 +9,11 @@ import pytest
 from conftest import Blog, article
 from test_recovery import assert_exactly_once, counting_blog, distinct, pushes
 
-from gitpub import crash, worker
 from gitpub.context import open_context
+from gitpub.core import crash
+from gitpub.ops import worker
 
-# The points from the first job stacked to the cleanup after publication, as gitpub.crash
+# The points from the first job stacked to the cleanup after publication, as gitpub.core.crash
 # lists them: a point added there inside a batch joins these tests by itself.
 BATCH_POINTS = crash.POINTS[
     crash.POINTS.index("during_batch_stacking") : crash.POINTS.index(

@@ -1,6 +1,6 @@
-"""`submit` and `status` start without click (gitpub.entry); everything else, and every
+"""`submit` and `status` start without click (gitpub.cli.entry); everything else, and every
 command line the fast parser does not take as written, goes through click. Both read one
-table of options (gitpub.options), so the two paths accept the same command lines and do
+table of options (gitpub.cli.options), so the two paths accept the same command lines and do
 the same thing with them."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import click
 import pytest
 from conftest import Blog, article, make_blog
 
-from gitpub import entry, options
-from gitpub.cli import cli
+from gitpub.cli import entry, options
+from gitpub.cli.app import cli
 
 FAST = [sys.executable, "-m", "gitpub"]
-CLICK = [sys.executable, "-c", "from gitpub.cli import main; main()"]
+CLICK = [sys.executable, "-c", "from gitpub.cli.app import main; main()"]
 
 
 def run(argv: list[str], *args: str, cwd: Path, stdin: str | None = None) -> tuple[int, str, str]:

@@ -1,6 +1,6 @@
 """The command line imports only what each command needs: `submit` and `status` never load
 pygit2 or fontTools (each costs more than the whole command), nor click (their command
-line is parsed by gitpub.entry), read from `-X importtime`."""
+line is parsed by gitpub.cli.entry), read from `-X importtime`."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def imported(blog: Blog, *args: str, stdin: str | None = None) -> tuple[set[str]
         for line in proc.stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert "gitpub.entry" in names  # the importtime report was read
+    assert "gitpub.cli.entry" in names  # the importtime report was read
     return names, proc.stdout
 
 

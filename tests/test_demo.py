@@ -81,7 +81,7 @@ def test_demo_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
 def test_demo_builds_its_own_font_without_a_system_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gitpub.commands import demo, demo_font
+    from gitpub.cli.commands import demo, demo_font
 
     monkeypatch.setattr(demo_font, "system_font", lambda: None)
     monkeypatch.chdir(tmp_path)

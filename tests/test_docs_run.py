@@ -15,7 +15,7 @@ from conftest import Blog, article, make_blog
 from fontkit import chars, cmap, tiny_font
 
 from gitpub import config
-from gitpub.errors import ConfigError
+from gitpub.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text("utf-8")

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import Blog, article, git
 
-from gitpub import crash, doctor
+from gitpub.core import crash
+from gitpub.ops import doctor
 
 HOLD = """
 import sys, time, filelock
@@ -245,8 +246,8 @@ def test_doctor_says_which_validation_runs_and_where_the_mdx_compiler_is(
     blog: Blog, tmp_path: Path
 ) -> None:
     from gitpub.config import load
-    from gitpub.doctor.report import Report
-    from gitpub.doctor.validation import check_validation
+    from gitpub.ops.doctor.report import Report
+    from gitpub.ops.doctor.validation import check_validation
 
     compiler = tmp_path / "mdx-validate"
     (compiler / "node_modules" / "@mdx-js" / "mdx").mkdir(parents=True)

@@ -11,8 +11,8 @@ import secret_corpus
 from conftest import CONFIG, Blog, article, make_blog
 from fontkit import tiny_blog
 
-from gitpub.commands import dryrun, submit
-from gitpub.errors import GitpubError
+from gitpub.cli.commands import dryrun, submit
+from gitpub.core.errors import GitpubError
 
 
 def _files(root: Path, skip: str | None = None) -> dict[str, str]:

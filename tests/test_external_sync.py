@@ -9,8 +9,8 @@ from pathlib import Path
 
 from conftest import Blog, article, git
 
-from gitpub import external
 from gitpub.context import open_context
+from gitpub.sync import edits as external
 
 HELLO = "content/posts/hello.mdx"
 

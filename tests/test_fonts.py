@@ -20,11 +20,12 @@ from fontkit import (
     tiny_font,
 )
 
-from gitpub import config, fonts, intake, jobs
+from gitpub import config, fonts, intake
 from gitpub.context import open_context
+from gitpub.core.states import State
 from gitpub.fonts import engine
 from gitpub.prepare import Preparer, discard_worktree, ensure_worktree
-from gitpub.states import State
+from gitpub.store import jobs
 
 ASCII = set(range(0x20, 0x7F))
 

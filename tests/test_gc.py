@@ -9,9 +9,9 @@ from pathlib import Path
 
 from conftest import CONFIG, Blog, article, git
 
-from gitpub.gc import Inventory, JobInfo, plan
-from gitpub.gitrepo import Repo
-from gitpub.states import State
+from gitpub.core.states import State
+from gitpub.git.repo import Repo
+from gitpub.ops.cleanup import Inventory, JobInfo, plan
 
 
 def _crash(blog: Blog, point: str) -> None:

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_in_process_git_config_is_the_test_home_only(blog: Blog) -> None:
     """pygit2 reads global and system config from paths fixed at import; the fixture moves them
     to the test HOME, so the machine's identity, signing or hooksPath never reach a test."""
-    from gitpub.gitrepo import Repo
+    from gitpub.git.repo import Repo
 
     config = Repo(blog.root).pg.config
     assert config["init.defaultBranch"] == "main"  # the test home's value

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import Blog, article
 
-from gitpub.gitrepo import Repo
+from gitpub.git.repo import Repo
 
 
 def git_proc(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import Blog, article
 
-from gitpub import hooks
-from gitpub.gitrepo import Repo
-from gitpub.hooks import setup
+from gitpub.git.repo import Repo
+from gitpub.sync import hooks
+from gitpub.sync.hooks import setup
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -188,17 +188,17 @@ def test_install_refuses_bad_places_with_one_line_and_writes_nothing(
     assert snapshot(folder) == before  # not even post-commit was written
 
 
+TEMPLATES = ROOT / "gitpub" / "sync" / "hooks" / "templates"
+
+
 def test_templates_ship_as_package_data() -> None:
     marker = "/nowhere/gitpub/__init__.py"
     for name in hooks.HOOK_NAMES:
         text = hooks.render(name, Path(marker)).decode()
         assert text.startswith("#!/bin/sh\n") and hooks.HOOK_ID in text.splitlines()[1]
-        assert text == (ROOT / "hooks" / name).read_text().replace(hooks.MARKER, marker)
-    # The templates live in hooks/; the package sees them through a symlink, and setuptools'
-    # package discovery (which follows it) installs them as gitpub.hooktemplates.
-    assert (ROOT / "gitpub" / "hooktemplates").resolve() == (ROOT / "hooks").resolve()
+        assert text == (TEMPLATES / name).read_text().replace(hooks.MARKER, marker)
     setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert sorted(setup["package-data"]["gitpub.hooktemplates"]) == sorted(hooks.HOOK_NAMES)
+    assert sorted(setup["package-data"]["gitpub.sync.hooks.templates"]) == sorted(hooks.HOOK_NAMES)
 
 
 @pytest.mark.parametrize("shell", ["dash", "bash"])
@@ -206,7 +206,7 @@ def test_templates_parse_in_posix_shells(shell: str) -> None:
     if subprocess.run(["sh", "-c", f"command -v {shell}"], capture_output=True).returncode:
         pytest.skip(f"{shell} not installed")
     for name in hooks.HOOK_NAMES:
-        assert subprocess.run([shell, "-n", str(ROOT / "hooks" / name)]).returncode == 0
+        assert subprocess.run([shell, "-n", str(TEMPLATES / name)]).returncode == 0
 
 
 SHIM = """#!/bin/sh

@@ -12,7 +12,7 @@ import pytest
 from conftest import Blog, article, version_1_store
 
 from gitpub import KeyReused, Publisher
-from gitpub.store import SCHEMA_VERSION
+from gitpub.store.db import SCHEMA_VERSION
 
 # Two keys that look like secrets to the sanitizer and redact to one display form.
 KEY_A = "api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc"

@@ -22,15 +22,18 @@ from pathlib import Path
 import pytest
 from conftest import Blog, article
 
-from gitpub import gc, intake, lost, types
-from gitpub.store import at, now, parse_time
+from gitpub import intake
+from gitpub.core import ids as types
+from gitpub.ops import cleanup
+from gitpub.store import lost
+from gitpub.store.db import at, now, parse_time
 
 LEFT_OUT = {
     "pygit2": "submit and status read no git object",
     "fontTools": "no font work",
     "uharfbuzz": "no font work",
     "filelock": "submit and status take no lock",
-    "click": "their command line is parsed by gitpub.entry",
+    "click": "their command line is parsed by gitpub.cli.entry",
     "dataclasses": "Job, Move, Listing and ExternalEvent are NamedTuples",
     "inspect": "what dataclasses imports",
     "uuid": "intake.new_job_id makes job ids from os.urandom",
@@ -39,10 +42,10 @@ LEFT_OUT = {
     "textwrap": "only `show` wraps text",
 }
 if sys.platform == "linux":
-    # gitpub.userdirs computes the XDG folders itself here; elsewhere it asks platformdirs.
+    # gitpub.core.userdirs computes the XDG folders itself here; elsewhere it asks platformdirs.
     LEFT_OUT.update(
         {
-            "platformdirs": "gitpub.userdirs",
+            "platformdirs": "gitpub.core.userdirs",
             "tempfile": "what platformdirs imports",
             "shutil": "what platformdirs imports",
         }
@@ -143,7 +146,7 @@ def test_job_ids_keep_the_uuid4_form_every_reader_expects() -> None:
         parsed = uuid.UUID(job_id)
         assert str(parsed) == job_id
         assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
-        assert gc.is_job_id(job_id) and lost._JOB_ID.match(job_id)
+        assert cleanup.is_job_id(job_id) and lost._JOB_ID.match(job_id)
 
 
 def _strptime(text: str) -> float:

@@ -12,15 +12,15 @@ from pathlib import Path
 import click
 import pytest
 
-from gitpub.cli import cli
-from gitpub.manpage import render
+from gitpub.cli.app import cli
+from gitpub.cli.manpage import render
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_committed_manual_page_matches_the_command_definitions() -> None:
     committed = (ROOT / "docs" / "git-blogpub.1").read_text("utf-8")
-    assert committed == render(), "regenerate: python -m gitpub.manpage > docs/git-blogpub.1"
+    assert committed == render(), "regenerate: python -m gitpub.cli.manpage > docs/git-blogpub.1"
 
 
 @pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1)")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from conftest import git
 
-from gitpub import objects
-from gitpub.gitrepo import Repo
+from gitpub.git import objects
+from gitpub.git.repo import Repo
 
 
 def git_tree_with(repo: Path, base_tree: str, files: dict[str, bytes]) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import CONFIG, Blog, article, git, make_blog, until_due
 
-from gitpub.store import parse_time
+from gitpub.store.db import parse_time
 
 
 def test_submit_run_publishes_exactly_one_commit_with_trailers(blog: Blog) -> None:
@@ -116,8 +116,8 @@ def test_trailer_lookup_over_many_commits_finds_each_job(blog: Blog) -> None:
     """The write-up's `%H%x00%B` pairing bug made every record but the first invisible."""
     ids = [blog.submit(f"k{i}", article(f"Post {i}", f"Body number {i} " * 5)) for i in range(4)]
     blog.ok("run", "--until-idle")
-    from gitpub import trailers
-    from gitpub.gitrepo import Repo
+    from gitpub.git import trailers
+    from gitpub.git.repo import Repo
 
     repo = Repo(blog.root)
     remote_tip = blog.remote_log()[0]
@@ -135,8 +135,8 @@ def test_trailer_lookup_over_many_commits_finds_each_job(blog: Blog) -> None:
 
 def test_remote_confirmation_ignores_local_branches(blog: Blog) -> None:
     """A local branch carrying the trailers must not make an unpublished job look published."""
-    from gitpub import trailers
-    from gitpub.gitrepo import Repo
+    from gitpub.git import trailers
+    from gitpub.git.repo import Repo
 
     msg = trailers.format_message("fake", {trailers.JOB_ID: "j-1", trailers.MANIFEST: "m-1"})
     git(blog.root, "commit", "--quiet", "--allow-empty", "-m", msg)

@@ -181,8 +181,8 @@ def test_rebuild_refuses_a_usable_database(blog: Blog) -> None:
 def test_first_submit_is_not_taken_for_a_loss(blog: Blog) -> None:
     """The first job's folder is written after the new database: a command looking between
     the two sees a database younger than the folder, not a lost one."""
-    from gitpub import lost
-    from gitpub.store import Store
+    from gitpub.store import lost
+    from gitpub.store.db import Store
 
     state = _db(blog).parent
     Store(_db(blog)).close()

@@ -29,7 +29,7 @@ from conftest import (
     wait_for,
 )
 
-from gitpub import crash
+from gitpub.core import crash
 
 WORDS = [
     "swallow",
@@ -156,7 +156,7 @@ def assert_exactly_once(
         assert len(received) == batches, received
 
 
-# Every crash point on a job's path; a point added to gitpub.crash joins the matrix by itself.
+# Every crash point on a job's path; a point added to gitpub.core.crash joins the matrix by itself.
 # The others belong to paths a plain job never takes: fonts (the font test below and
 # test_fonts_publish; a job worktree is made only to rebuild subsets or for a person) and
 # external_sync (test_external_sync).
@@ -313,7 +313,7 @@ def test_two_reconcilers_at_once_deliver_each_job_once(tmp_path: Path) -> None:
 
 def test_prepare_is_not_blocked_by_a_held_delivery_lock(tmp_path: Path) -> None:
     """A push stuck on the network must not hold up preparing and committing other jobs."""
-    from gitpub.locks import Locks
+    from gitpub.git.locks import Locks
 
     blog, draft_log = counting_blog(tmp_path)
     env = {**os.environ, "DRAFT_LOG": str(draft_log)}
@@ -360,7 +360,7 @@ def test_retry_waits_hold_no_lock(tmp_path: Path) -> None:
     """While a job sits in RETRY_WAIT under a live worker, delivery and checkout are free.
     A sample counts only when the store shows the same wait before and after the probe, so
     nothing is counted while the worker is still starting or busy pushing."""
-    from gitpub.locks import Locks
+    from gitpub.git.locks import Locks
 
     blog, draft_log = counting_blog(tmp_path)
     env = {**os.environ, "DRAFT_LOG": str(draft_log)}
@@ -436,10 +436,10 @@ def test_budget_exhaustion_then_probe_publishes_without_new_draft(tmp_path: Path
 
 
 def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> None:
-    from gitpub import jobs, leases
     from gitpub.context import open_context
-    from gitpub.jobs import LeaseLost
-    from gitpub.states import State
+    from gitpub.core.states import State
+    from gitpub.store import jobs, leases
+    from gitpub.store.jobs import LeaseLost
 
     job_id = blog.submit("k", article("Leased", "Two workers, one job."))
     with open_context(blog.root) as ctx:
@@ -516,8 +516,8 @@ def test_a_lease_taken_during_the_fetch_stops_the_push(tmp_path: Path) -> None:
 
 
 def test_locks_taken_out_of_order_raise(tmp_path: Path) -> None:
-    from gitpub.errors import LockOrderError
-    from gitpub.locks import Locks
+    from gitpub.core.errors import LockOrderError
+    from gitpub.git.locks import Locks
 
     locks = Locks(tmp_path / "locks")
     with locks.hold("delivery"), locks.hold("checkout"), locks.hold("repo"):

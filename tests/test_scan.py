@@ -12,9 +12,9 @@ import pytest
 from secret_corpus import markdown, one, prose, secrets
 
 from gitpub import scan
-from gitpub.sanitize import sanitize, sanitize_obj
 from gitpub.scan import rules
 from gitpub.scan.re2 import translate
+from gitpub.scan.sanitize import sanitize, sanitize_obj
 
 
 def test_the_corpus_is_big_enough_to_mean_something() -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import CONFIG, Blog, article, make_blog, version_1_store
 
-from gitpub.states import State
-from gitpub.store import Store
+from gitpub.core.states import State
+from gitpub.store.db import Store
 
 GATE = """\
 import json, sys

@@ -1,4 +1,4 @@
-"""gitpub.userdirs names, on Linux, the folders platformdirs names there: a node's user config
+"""gitpub.core.userdirs names, on Linux, the folders platformdirs names there: a node's user config
 and caches must not move when `submit` stops importing platformdirs. Compared with the
 installed platformdirs itself, under each way the XDG variables and HOME can be set."""
 
@@ -12,7 +12,8 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from gitpub import config, userdirs
+from gitpub import config
+from gitpub.core import userdirs
 from gitpub.scan import rules
 
 pytestmark = pytest.mark.skipif(

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Union
 
-from gitpub import userdirs
-from gitpub.errors import ConfigError
+from gitpub.core import userdirs
+from gitpub.core.errors import ConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -23,7 +23,7 @@ from gitpub.config import (
     SyncConfig,
     valid_ref_name,
 )
-from gitpub.errors import ConfigError
+from gitpub.core.errors import ConfigError
 
 
 class _Reader:

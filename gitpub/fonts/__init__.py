@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitpub import crash
 from gitpub.config import Config, FontsConfig
-from gitpub.errors import GitpubError
-from gitpub.files import public_mode, write_atomic
+from gitpub.core import crash
+from gitpub.core.errors import GitpubError
+from gitpub.core.files import public_mode, write_atomic
 from gitpub.fonts import charset, engine
 from gitpub.fonts.source import FontError, SourceFont, load
-from gitpub.gitrepo import Repo
+from gitpub.git.repo import Repo
 
 __all__ = ["FontError", "Plan", "gate", "outputs_differ", "plan", "regenerate", "stale"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitpub.config import Config, FontsConfig
-from gitpub.gitrepo import Repo, run_git
+from gitpub.git.repo import Repo, run_git
 
 ASCII = frozenset(range(0x20, 0x7F))
 

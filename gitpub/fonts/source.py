@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitpub import userdirs
 from gitpub.config import CONFIG_NAME, FontsConfig
-from gitpub.errors import GitpubError
+from gitpub.core import userdirs
+from gitpub.core.errors import GitpubError
 
 _SFNT_VERSIONS = {b"\x00\x01\x00\x00": "truetype", b"true": "truetype", b"OTTO": "cff"}
 

@@ -15,20 +15,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gitpub import crash, intake, jobs, trust, worktrees
+from gitpub import intake, trust
 from gitpub.context import Context
-from gitpub.errors import InputError
-from gitpub.jobs import Job
+from gitpub.core import crash
+from gitpub.core.errors import InputError
+from gitpub.core.ids import Oid
+from gitpub.core.states import State
+from gitpub.git import worktrees
 from gitpub.prepare import manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder
 from gitpub.site import paths
 from gitpub.site.article import Article
-from gitpub.states import State
-from gitpub.store import parse_time
+from gitpub.store import jobs
+from gitpub.store.db import parse_time
+from gitpub.store.jobs import Job
 from gitpub.trust import NotAllowed
-from gitpub.types import Oid
 
 STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest")
 

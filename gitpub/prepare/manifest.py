@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitpub.files import write_atomic
-from gitpub.types import Sha256
+from gitpub.core.files import write_atomic
+from gitpub.core.ids import Sha256
 
 
 def sha256_bytes(data: bytes) -> Sha256:

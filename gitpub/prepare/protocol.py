@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gitpub.errors import GitpubError
-from gitpub.sanitize import sanitize, sanitize_obj
+from gitpub.core.errors import GitpubError
+from gitpub.scan.sanitize import sanitize, sanitize_obj
 
 
 class StepFailed(GitpubError):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitpub.context import Context
-from gitpub.jobs import Job
-from gitpub.states import State
+from gitpub.core.states import State
+from gitpub.store.jobs import Job
 
 ON_THE_WAY = (
     State.READY_TO_COMMIT,

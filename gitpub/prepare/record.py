@@ -10,14 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gitpub import intake, jobs
+from gitpub import intake
 from gitpub.context import Context
-from gitpub.files import write_atomic
-from gitpub.jobs import Job, Move
+from gitpub.core.files import write_atomic
+from gitpub.core.states import State
 from gitpub.prepare import manifest, secrets, steps
 from gitpub.prepare.protocol import StepFailed
-from gitpub.sanitize import sanitize_obj
-from gitpub.states import State
+from gitpub.scan.sanitize import sanitize_obj
+from gitpub.store import jobs
+from gitpub.store.jobs import Job, Move
 from gitpub.trust import Gate
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitpub.config import StepsConfig
-from gitpub.states import State
+from gitpub.core.states import State
 
 
 @dataclass(frozen=True)

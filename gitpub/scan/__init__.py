@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from gitpub.core.ids import sha256_hex
 from gitpub.scan import detect, rules
-from gitpub.types import sha256_hex
 
 REDACTION_MARK = "[REDACTED:"
 FINGERPRINT_CHARS = 20
@@ -124,7 +124,7 @@ def refuse(text: str, source: str, *, allow: Iterable[str] = ()) -> None:
     redacted upstream would otherwise be published with the marker in place of its text."""
     found = scan(text, allow=allow) + markers(text)
     if found:
-        from gitpub.errors import SecretsFound
+        from gitpub.core.errors import SecretsFound
 
         found.sort(key=lambda f: f.line)
         raise SecretsFound(source, found)

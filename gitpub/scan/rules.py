@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gitpub import userdirs
+from gitpub.core import userdirs
+from gitpub.core.ids import sha256_hex
 from gitpub.scan.re2 import translate, without_lazy_prefix
-from gitpub.types import sha256_hex
 
 # The files under gitpub/scan/data, in the order their rules are tried. NOTICE.md there says
 # where each comes from, at which version, under which licence.

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING, NamedTuple
 
-from gitpub.errors import InputError
+from gitpub.core.errors import InputError
 
 if TYPE_CHECKING:  # the Markdown parser loads only where articles are read, not with config
     from gitpub.site.article import Article

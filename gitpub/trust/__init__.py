@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitpub.config import STEP_ROLES, Config
-from gitpub.errors import ConfigError, GitpubError
+from gitpub.core.errors import ConfigError, GitpubError
 from gitpub.trust import allowances
 from gitpub.trust.allowances import Allowance
 from gitpub.trust.commands import CommandSet, role_of, shared_commands

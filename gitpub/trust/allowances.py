@@ -19,9 +19,9 @@ from typing import Any
 import filelock
 
 from gitpub.config import user_config_path
-from gitpub.errors import ConfigError
-from gitpub.files import write_atomic
-from gitpub.sanitize import sanitize
+from gitpub.core.errors import ConfigError
+from gitpub.core.files import write_atomic
+from gitpub.scan.sanitize import sanitize
 from gitpub.trust.commands import CommandSet
 
 if sys.version_info >= (3, 11):

@@ -38,7 +38,7 @@ STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another wor
 @dataclass(frozen=True)
 class Mutant:
     name: str
-    file: str  # inside the package, e.g. gitpub/relay.py
+    file: str  # inside the package, e.g. gitpub/deliver/relay.py
     old: str
     new: str
     tests: tuple[str, ...]  # pytest node ids; the first one is expected to kill it fastest
@@ -47,7 +47,7 @@ class Mutant:
 MUTANTS = (
     Mutant(
         "confirmation ignores the manifest",
-        "gitpub/trailers.py",
+        "gitpub/git/trailers.py",
         'pair = (found.get(JOB_ID, ""), found.get(MANIFEST, ""))',
         'pair = next((w for w in wanted if w[0] == found.get(JOB_ID)), ("", ""))',
         (
@@ -57,7 +57,7 @@ MUTANTS = (
     ),
     Mutant(
         "confirmation by trailers alone",
-        "gitpub/confirm.py",
+        "gitpub/deliver/confirm.py",
         "        bad = differing_paths(ctx, oid, entries)\n",
         "        bad: list[str] = []\n",
         (
@@ -74,21 +74,21 @@ MUTANTS = (
     ),
     Mutant(
         "CAS always passes",
-        "gitpub/commit.py",
+        "gitpub/deliver/commit.py",
         "return now == job.target_blob_sha256",
         "return True",
         (SAFETY + "test_cas_stops_an_update_even_when_git_would_merge_it_cleanly",),
     ),
     Mutant(
         "the sanitizer does nothing",
-        "gitpub/sanitize.py",
+        "gitpub/scan/sanitize.py",
         "    return redact(text, allow=allow)",
         "    return text",
         (SECRETS + "test_a_request_uuid_as_key_stays_readable_while_a_token_is_redacted",),
     ),
     Mutant(
         "submit's refusal of secrets skipped",
-        "gitpub/commands/submit.py",
+        "gitpub/cli/commands/submit.py",
         "    scan.refuse(text, name, allow=allowed)",
         "    pass",
         (SECRETS + "test_submit_refuses_a_secret_and_records_nothing",),
@@ -112,42 +112,42 @@ MUTANTS = (
     ),
     Mutant(
         "no lease renewal before a push",
-        "gitpub/batch.py",
+        "gitpub/deliver/batch.py",
         "    pending = leases.renew_many(ctx.store, pending, ctx.config.retry.lease_seconds)\n",
         "",
         (RECOVERY + "test_a_lease_taken_during_the_fetch_stops_the_push",),
     ),
     Mutant(
         "a renewal that does not notice a stolen lease",
-        "gitpub/leases.py",
+        "gitpub/store/leases.py",
         "    if got != 1:\n" + STOLEN,
         "    if got < 0:\n" + STOLEN,
         (RECOVERY + "test_stolen_lease_stops_the_old_worker_without_side_effects",),
     ),
     Mutant(
         "a crash point skipped (after the push, before the database)",
-        "gitpub/batch.py",
+        "gitpub/deliver/batch.py",
         'crash.point("after_push_before_db")',
         "pass",
         (RECOVERY + "test_crash_at_every_point_then_restart[after_push_before_db-1]",),
     ),
     Mutant(
         "the recheck fingerprint ignored",
-        "gitpub/recheck.py",
+        "gitpub/deliver/recheck.py",
         "if fp == job.last_recheck_delta_sha:",
         "if False:",
         (SAFETY + "test_a_delta_already_judged_is_not_judged_again_after_a_rewrite",),
     ),
     Mutant(
         "the recheck judges the whole delta again",
-        "gitpub/recheck.py",
+        "gitpub/deliver/recheck.py",
         "if seen and seen != job.base_commit and ctx.repo.is_ancestor(seen, tip):",
         "if False:",
         (SAFETY + "test_recheck_judges_each_new_remote_delta_once",),
     ),
     Mutant(
         "font regeneration skipped",
-        "gitpub/fontrebase.py",
+        "gitpub/deliver/fontmerge.py",
         "written = fonts.regenerate(cfg, worktree)",
         "written: list[str] = []",
         (
@@ -156,7 +156,7 @@ MUTANTS = (
     ),
     Mutant(
         "a hook template that starts Python",
-        "gitpub/hooktemplates/reference-transaction",
+        "gitpub/sync/hooks/templates/reference-transaction",
         "# gitpub's own updates (it sets GITPUB_WRITER",
         "python3 -c 'pass' 2>/dev/null || :\n# gitpub's own updates (it sets GITPUB_WRITER",
         (
@@ -188,28 +188,28 @@ MUTANTS = (
     ),
     Mutant(
         "an unbounded retry budget",
-        "gitpub/relay.py",
+        "gitpub/deliver/relay.py",
         "exhausted = attempt >= job.max_attempts",
         "exhausted = False",
         (RECOVERY + "test_budget_exhaustion_then_probe_publishes_without_new_draft",),
     ),
     Mutant(
         "a retry due at once (no backoff)",
-        "gitpub/relay.py",
+        "gitpub/deliver/relay.py",
         '"next_retry_at": at(time.time() + delay)',
         '"next_retry_at": at(time.time())',
         (PUBLISH + "test_unreachable_remote_waits_then_publishes_once",),
     ),
     Mutant(
         "the worker waits holding the delivery lock",
-        "gitpub/commands/run.py",
+        "gitpub/cli/commands/run.py",
         "            time.sleep(interval)",
         '            with ctx.locks.hold("delivery"):\n                time.sleep(interval)',
         (RECOVERY + "test_retry_waits_hold_no_lock",),
     ),
     Mutant(
         "delivery without the delivery lock",
-        "gitpub/relay.py",
+        "gitpub/deliver/relay.py",
         """    with ctx.locks.hold("delivery"):
         results = batch.deliver_locked(ctx, held, probes)""",
         """    with contextlib.nullcontext():
@@ -225,7 +225,7 @@ MUTANTS = (
     ),
     Mutant(
         "a revision rides in the batch of the article it revises",
-        "gitpub/worker.py",
+        "gitpub/ops/worker.py",
         "            self.flush()\n",
         "            pass\n",
         (
@@ -234,7 +234,7 @@ MUTANTS = (
     ),
     Mutant(
         "a font blog's batch stacked on the remote tip, not on the jobs before",
-        "gitpub/replay.py",
+        "gitpub/deliver/replay.py",
         "fontrebase.rebase_job(ctx, job, worktree, tip)",
         "fontrebase.rebase_job(ctx, job, worktree, ctx.tracking_ref)",
         (
@@ -244,14 +244,14 @@ MUTANTS = (
     ),
     Mutant(
         "the demo stops saying what it regenerated",
-        "gitpub/commands/demo.py",
+        "gitpub/cli/commands/demo.py",
         'note = " (font-only conflict: subsets regenerated)" if "fonts:regenerated"',
         'note = "" if "fonts:regenerated"',
         ("tests/test_demo.py::test_demo_builds_its_own_font_without_a_system_one",),
     ),
     Mutant(
         "external_sync staging every path",
-        "gitpub/external_git.py",
+        "gitpub/sync/editgit.py",
         "return cfg.publish.content + cfg.font_outputs",
         'return (".",)',
         (
@@ -261,14 +261,14 @@ MUTANTS = (
     ),
     Mutant(
         "locks taken out of order allowed",
-        "gitpub/locks.py",
+        "gitpub/git/locks.py",
         "if ORDER.index(outer) >= rank:",
         "if False:",
         (RECOVERY + "test_locks_taken_out_of_order_raise",),
     ),
     Mutant(
         "confirmation from local branches too",
-        "gitpub/trailers.py",
+        "gitpub/git/trailers.py",
         "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return {}\n"
         "    hide = [base] if base else []",
         "tip = repo.resolve(tracking_ref)\n    if tip is None:\n        return {}\n"
@@ -278,7 +278,7 @@ MUTANTS = (
     ),
     Mutant(
         "a half-made job worktree left in place",
-        "gitpub/repair.py",
+        "gitpub/git/repair.py",
         "        if half.ours:",
         "        if False:",
         ("tests/test_wedge.py::test_a_half_made_worktree_left_by_git_worktree_add_is_repaired",),
@@ -302,7 +302,7 @@ MUTANTS = (
     ),
     Mutant(
         "the user folders ignore the XDG variables",
-        "gitpub/userdirs.py",
+        "gitpub/core/userdirs.py",
         'base = os.environ.get(variable, "")',
         'base = ""',
         ("tests/test_userdirs.py::test_the_folders_are_platformdirs_ones",),

@@ -1,0 +1,25 @@
+"""`git blogpub retry` and `git blogpub resolve`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitpub.cli.commands.output import say
+from gitpub.context import open_context
+from gitpub.ops import actions
+
+
+def retry(path: Path, *, job_id: str) -> None:
+    with open_context(path) as ctx:
+        job = actions.retry(ctx, job_id)
+        say(f"{job.job_id} {job.state.value}: will be prepared again (draft reused)")
+
+
+def resolve(path: Path, *, job_id: str, abandon: bool, allow: tuple[str, ...] = ()) -> None:
+    with open_context(path) as ctx:
+        if abandon:
+            job = actions.abandon(ctx, job_id)
+            say(f"{job.job_id} {job.state.value}: abandoned")
+        else:
+            job = actions.resume(ctx, job_id, allow=allow)
+            say(f"{job.job_id} {job.state.value}: the fixed article will be delivered")

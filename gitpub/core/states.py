@@ -1,0 +1,69 @@
+"""The publication states and the one table of allowed transitions."""
+
+from __future__ import annotations
+
+import enum
+
+from gitpub.core.errors import IllegalTransition
+
+
+class State(str, enum.Enum):
+    RECEIVED = "RECEIVED"
+    PREPARING = "PREPARING"
+    SKIPPED = "SKIPPED"
+    REVIEW = "REVIEW"
+    READY_TO_COMMIT = "READY_TO_COMMIT"
+    RECHECK_CANDIDATES = "RECHECK_CANDIDATES"
+    LOCAL_COMMITTING = "LOCAL_COMMITTING"
+    LOCAL_COMMITTED = "LOCAL_COMMITTED"
+    PUSHING = "PUSHING"
+    RETRY_WAIT = "RETRY_WAIT"
+    PUBLISHED = "PUBLISHED"
+    CONFLICT = "CONFLICT"
+    FAILED = "FAILED"
+    RECOVERING = "RECOVERING"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+S = State
+
+TERMINAL = frozenset({S.PUBLISHED, S.SKIPPED, S.REVIEW, S.CONFLICT, S.FAILED})
+"""States a job stays in until an operator acts (or, for FAILED, a delivery probe succeeds)."""
+
+NEEDS_PERSON = frozenset({S.REVIEW, S.CONFLICT, S.FAILED})
+
+TRANSITIONS: dict[State, frozenset[State]] = {
+    S.RECEIVED: frozenset({S.PREPARING}),
+    S.PREPARING: frozenset({S.SKIPPED, S.REVIEW, S.READY_TO_COMMIT}),
+    S.READY_TO_COMMIT: frozenset({S.LOCAL_COMMITTING, S.RECHECK_CANDIDATES}),
+    S.LOCAL_COMMITTING: frozenset({S.LOCAL_COMMITTED, S.RECOVERING}),
+    S.LOCAL_COMMITTED: frozenset({S.PUSHING, S.RECHECK_CANDIDATES}),
+    S.PUSHING: frozenset({S.PUBLISHED, S.RETRY_WAIT, S.CONFLICT, S.RECHECK_CANDIDATES}),
+    S.RETRY_WAIT: frozenset({S.PUSHING, S.FAILED}),
+    S.RECHECK_CANDIDATES: frozenset({S.SKIPPED, S.LOCAL_COMMITTED, S.CONFLICT, S.REVIEW}),
+    S.RECOVERING: frozenset({S.LOCAL_COMMITTED, S.LOCAL_COMMITTING, S.REVIEW}),
+    # FAILED leaves only through a successful delivery probe, or an operator (below).
+    S.FAILED: frozenset({S.PUBLISHED}),
+    S.PUBLISHED: frozenset(),
+    S.SKIPPED: frozenset(),
+    S.REVIEW: frozenset(),
+    S.CONFLICT: frozenset(),
+}
+
+OPERATOR_TRANSITIONS: dict[State, frozenset[State]] = {
+    S.REVIEW: frozenset({S.RECEIVED, S.SKIPPED}),
+    S.CONFLICT: frozenset({S.RECEIVED, S.SKIPPED}),
+    S.FAILED: frozenset({S.RECEIVED, S.SKIPPED}),
+}
+
+
+def check_transition(src: State, dst: State, *, operator: bool = False) -> None:
+    """Raise IllegalTransition unless src → dst is in the table."""
+    allowed = TRANSITIONS[src]
+    if operator:
+        allowed = allowed | OPERATOR_TRANSITIONS.get(src, frozenset())
+    if dst not in allowed:
+        who = "operator " if operator else ""
+        raise IllegalTransition(f"illegal {who}transition {src} → {dst}")

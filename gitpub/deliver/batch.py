@@ -1,0 +1,251 @@
+"""The network part of delivery, for every ready job at once: one fetch, the job commits
+stacked in order on the remote tip (in memory), one push carrying them all, one fetch, and
+each job confirmed on its own by its trailers and its content.
+
+A job whose CAS, recheck or rebase fails drops out of the stack with its own result and the
+others go on without it. Runs under the delivery lock; the caller records the outcomes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitpub.context import Context
+from gitpub.core import crash
+from gitpub.core.errors import GitCommandError, git_cause
+from gitpub.core.ids import Oid
+from gitpub.deliver import confirm, recheck, replay
+from gitpub.deliver.commit import point_jobs_refs, target_unchanged
+from gitpub.git import objects, repair
+from gitpub.store import jobs, leases
+from gitpub.store.jobs import Job, Move
+
+
+@dataclass
+class Result:
+    kind: str  # published | retry | conflict | recheck | fault
+    reason: str = ""
+    remote_commit: Oid | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    delta: recheck.Delta | None = None
+    error: Exception | None = None  # kind "fault": what went wrong with this job alone
+
+
+Results = dict[str, Result]
+
+
+def fetch_repairing(ctx: Context) -> repair.Repaired | None:
+    """Fetch the published branch; when git blames the repository's own state (a half-made
+    worktree, a ref at a pruned object, a lock a killed fetch left), repair and fetch again."""
+    pub = ctx.config.publish
+    try:
+        ctx.repo.fetch(pub.remote, pub.branch)
+        return None
+    except GitCommandError as exc:
+        if not repair.wedged(exc.stderr):
+            raise
+    with ctx.locks.hold("repo"):
+        repaired = repair.repair(ctx.repo, ctx.tracking_ref)
+    ctx.repo.fetch(pub.remote, pub.branch)
+    return repaired
+
+
+def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) -> Results:
+    """Deliver the leased jobs, in order; a result for every job whose lease still held.
+
+    `probes` are jobs whose retry budget is spent (FAILED): they are pushed like the others
+    but never judged again."""
+    failed = _fetch(ctx, held)
+    if failed:
+        return {j.job_id: failed for j in held}
+    results: Results = {}
+    found = confirm.find_published_all(ctx, held)
+    for job in held:
+        if found.get(job.job_id):
+            # Already there: a previous push whose answer we never recorded. Never push twice.
+            results[job.job_id] = Result(
+                "published", "found on remote before pushing", found[job.job_id]
+            )
+    heads = _job_commits(ctx, [j for j in held if j.job_id not in results], results)
+    pending = [j for j in held if j.job_id in heads and j.job_id not in results]
+    races = ctx.config.retry.push_races
+    for race in range(races):
+        if not pending:
+            return results
+        pending = _push_round(ctx, pending, heads, probes, race, results)
+    for job in pending:
+        results[job.job_id] = Result("retry", f"remote moved during {races} push attempts")
+    return results
+
+
+def _job_commits(ctx: Context, held: list[Job], results: Results) -> dict[str, Oid]:
+    """Each job's commit, whole; a job whose commit cannot be had drops out with its fault."""
+    try:
+        return replay.job_commits(ctx, held)
+    except Exception:
+        pass  # one job's trouble: find whose, one by one
+    heads: dict[str, Oid] = {}
+    for job in held:
+        try:
+            heads[job.job_id] = replay.job_commit(ctx, job)
+        except Exception as exc:  # this job's trouble, not the batch's
+            results[job.job_id] = Result("fault", str(exc), error=exc)
+    return heads
+
+
+def _push_round(
+    ctx: Context,
+    pending: list[Job],
+    heads: dict[str, Oid],
+    probes: frozenset[str],
+    race: int,
+    results: Results,
+) -> list[Job]:
+    """One stack, one push, one confirmation: the jobs left for another round (the remote
+    moved under the push), every other job's result written into `results`."""
+    repo, pub = ctx.repo, ctx.config.publish
+    # A checkpoint before every push: network rounds can be slow, and a job whose lease was
+    # taken meanwhile must not be pushed by us (its new holder drives it).
+    pending = leases.renew_many(ctx.store, pending, ctx.config.retry.lease_seconds)
+    tip = repo.resolve(ctx.tracking_ref)
+    if tip is None:
+        for job in pending:
+            results[job.job_id] = Result("retry", f"remote branch {pub.branch!r} does not exist")
+        return []
+    stacked, stack = _stack(ctx, pending, heads, tip, probes, results)
+    if not stacked:
+        return []
+    stacked = _record_stack(ctx, stacked, heads)
+    crash.point("after_rebase_before_push")
+    pushed = repo.push(pub.remote, stack, pub.branch)
+    if pushed.ok:
+        crash.point("after_push_before_db")
+        _note_all(ctx, stacked, "push", lambda j: {"commit": heads[j.job_id], "race": race})
+    elif not pushed.rejected_non_ff:
+        failure = _push_failed(ctx, stacked, heads, pushed.stderr)
+        for job in stacked:
+            results[job.job_id] = failure
+        return []
+    failed = _fetch(ctx, stacked)
+    if failed:
+        for job in stacked:
+            results[job.job_id] = failed
+        return []
+    found = confirm.find_published_all(ctx, stacked)
+    crash.point("after_batch_confirmed_before_db")
+    left = []
+    for job in stacked:
+        if found.get(job.job_id):
+            results[job.job_id] = Result(
+                "published", "confirmed by trailers and content", found[job.job_id]
+            )
+        elif pushed.ok:
+            results[job.job_id] = Result(
+                "retry", "push accepted but the commit is not on the remote branch"
+            )
+        else:
+            left.append(job)
+    _note_all(ctx, left, "push:rejected", lambda j: {"race": race, "reason": "non-fast-forward"})
+    return left
+
+
+def _stack(
+    ctx: Context,
+    pending: list[Job],
+    heads: dict[str, Oid],
+    tip: Oid,
+    probes: frozenset[str],
+    results: Results,
+) -> tuple[list[Job], Oid]:
+    """Each job's commit replayed onto the one before it, starting at the remote tip. A job
+    whose target moved on the remote, which needs a recheck first, or whose replay conflicts
+    drops out with its result; the next job is stacked on the last one that stayed."""
+    stack, stacked = tip, []
+    for job in pending:
+        # CAS against the remote, not the stack: a batch never holds two jobs that write
+        # the same article (see worker.run_until_idle), so only others can have moved it.
+        if not target_unchanged(ctx, job, tip):
+            results[job.job_id] = Result(
+                "conflict",
+                f"{job.target_path} changed on the remote since the snapshot",
+                detail={"failure_code": "target_changed", "paths": [job.target_path]},
+            )
+            continue
+        if job.job_id not in probes:
+            delta = recheck.pending(ctx, job, tip)
+            if delta is not None:
+                results[job.job_id] = Result("recheck", "new articles on the remote", delta=delta)
+                continue
+        try:
+            job, rebased, conflict = replay.rebase(ctx, job, heads[job.job_id], stack)
+        except Exception as exc:  # this job's trouble, not the batch's
+            results[job.job_id] = Result("fault", str(exc), error=exc)
+            continue
+        if conflict is not None:
+            results[job.job_id] = Result(
+                "conflict",
+                "rebase conflict in " + ", ".join(conflict),
+                detail={"failure_code": "rebase_conflict", "paths": conflict},
+            )
+            continue
+        assert rebased is not None
+        stack = heads[job.job_id] = rebased
+        stacked.append(job)
+        crash.point("during_batch_stacking")
+    return stacked, stack
+
+
+def _record_stack(ctx: Context, stacked: list[Job], heads: dict[str, Oid]) -> list[Job]:
+    """The job refs at the rebased commits (one ref transaction), then the database (one
+    SQLite transaction): a crash between the two leaves refs that recovery trusts anyway,
+    since each ref names a commit carrying the job's trailers and manifest."""
+    moved = [j for j in stacked if heads[j.job_id] != j.local_commit]
+    if moved:
+        with ctx.locks.hold("repo"):
+            point_jobs_refs(ctx, {j.job_id: heads[j.job_id] for j in moved}, "rebase")
+    crash.point("after_batch_refs_before_db")
+    if not moved:
+        return stacked
+    fresh = jobs.transition_all(
+        ctx.store,
+        [
+            Move(j, None, "rebase", {"commit": heads[j.job_id]}, {"local_commit": heads[j.job_id]})
+            for j in moved
+        ],
+    )
+    return [fresh.get(j.job_id, j) for j in stacked]
+
+
+def _note_all(ctx: Context, held: list[Job], step: str, detail: Any) -> None:
+    if held:
+        jobs.transition_all(ctx.store, [Move(j, None, step, detail(j)) for j in held])
+
+
+def _push_failed(ctx: Context, stacked: list[Job], heads: dict[str, Oid], stderr: str) -> Result:
+    """A push that failed for another reason than a moved remote: git's own cause in the
+    reason (not the porcelain's closing "Done"), its whole output in the event."""
+    repo = ctx.repo
+    wanted = [
+        o for j in stacked for o in objects.closure(repo, heads[j.job_id], replay.paths(ctx, j))
+    ]
+    if objects.missing(repo, wanted):
+        # A `git gc --prune=now` took objects of a job commit: forget them, so the next
+        # attempt makes them again from the artifacts.
+        with ctx.locks.hold("repo"):
+            repair.repair(repo)
+        return Result("retry", "objects of the job commit were removed; it will be made again")
+    return Result(
+        "retry", f"push failed: {git_cause(stderr) or 'no output'}", detail={"git": stderr}
+    )
+
+
+def _fetch(ctx: Context, held: Sequence[Job]) -> Result | None:
+    """Fetch the published branch; a retry Result when the remote cannot be reached."""
+    try:
+        repaired = fetch_repairing(ctx)
+    except GitCommandError as exc:
+        return Result("retry", f"fetch failed: {git_cause(exc.stderr)}", detail={"git": exc.stderr})
+    if repaired:
+        _note_all(ctx, list(held), "repair", lambda _: repaired.summary())
+    return None

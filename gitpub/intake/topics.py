@@ -1,0 +1,87 @@
+"""The topic cursor: one job per close of a topic session, however often a close repeats."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from gitpub.context import Context
+from gitpub.core.errors import GitpubError, InputError
+from gitpub.intake import by_key, create, same_request
+from gitpub.scan.sanitize import sanitize
+from gitpub.store.db import Store
+from gitpub.store.jobs import Job
+
+
+def topic_close(
+    ctx: Context, session: str, source: str, allow: Sequence[str] = ()
+) -> tuple[Job, bool]:
+    """Close a topic session: one job per close revision, however often the close repeats.
+
+    The revision bump and the job insert are one transaction, so a crash can never leave a
+    closed revision without its job (or a job without its revision)."""
+    store = ctx.store
+    session = sanitize(session)
+    row = store.conn.execute(
+        "SELECT close_revision, is_open FROM topic_publication_cursor WHERE session_id = ?",
+        (session,),
+    ).fetchone()
+    previous = row["close_revision"] if row else 0
+    bump = row is None or bool(row["is_open"])
+    revision = previous + 1 if bump else previous
+    key = f"topic:{session}:{revision}"
+    existing = by_key(store, key)
+    if existing:
+        # Closing a closed revision again with another text is refused like any reused key:
+        # reopen the topic to publish again.
+        allowed = ctx.config.scan.allow | frozenset(allow)
+        return same_request(existing, key, source, None, allowed), False
+
+    def bump_cursor(conn: sqlite3.Connection, job_id: str) -> None:
+        if not bump:
+            return
+        moved = conn.execute(
+            "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
+            " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
+            " close_revision = excluded.close_revision, is_open = 0"
+            " WHERE close_revision = ?",
+            (session, revision, previous),
+        ).rowcount
+        if moved != 1:
+            raise GitpubError(f"topic {session}: closed concurrently; close it again")
+
+    return create(
+        ctx,
+        key=key,
+        source=source,
+        kind="topic",
+        topic=session,
+        allow=allow,
+        conn_hook=bump_cursor,
+    )
+
+
+def topic_reopen(store: Store, session: str) -> None:
+    """Reopen a closed session; a session never closed is a mistake (a typo, most often),
+    not something to create silently."""
+    session = sanitize(session)
+    with store.transaction() as conn:
+        moved = conn.execute(
+            "UPDATE topic_publication_cursor SET is_open = 1 WHERE session_id = ?", (session,)
+        ).rowcount
+    if moved != 1:
+        raise InputError(
+            f"topic {session}: no such session (never closed); `git blogpub topic close "
+            f"{session} --source FILE` starts it"
+        )
+
+
+def restore_cursor(conn: sqlite3.Connection, session: str, revision: int) -> None:
+    """A rebuilt database's cursor: the session closed at its highest job's revision. (A
+    reopen after that close left no trace outside the lost database.)"""
+    conn.execute(
+        "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
+        " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
+        " close_revision = MAX(close_revision, excluded.close_revision)",
+        (sanitize(session), revision),
+    )

@@ -1,0 +1,209 @@
+"""The SQLite job store: connection settings, schema and forward-only migrations.
+
+No business logic lives here; `jobs` and `outbox` own the meaning of the rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gitpub.core.errors import GitpubError
+from gitpub.core.ids import sha256_hex
+
+
+def _hash_keys(conn: sqlite3.Connection) -> None:
+    """Version 3: idempotency keys become the SHA-256 of the raw key.
+
+    Versions 1 and 2 stored keys sanitized, so two secret-looking keys could collide. Those rows'
+    raw keys are unknown: each keeps its sanitized key for display, hashed as its key, and is
+    marked legacy — a lookup of a raw key whose sanitized form differs from it falls back to
+    legacy rows by display, so a client resubmitting an old key still finds its job.
+
+    store_meta.created_at says when this database began: jobs older than it that it does not
+    know betray a lost database (see gitpub.ops.rebuild)."""
+    conn.execute("ALTER TABLE blog_publication ADD COLUMN key_display TEXT NOT NULL DEFAULT ''")
+    conn.execute("ALTER TABLE blog_publication ADD COLUMN key_legacy INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    rows = conn.execute("SELECT job_id, idempotency_key, created_at FROM blog_publication")
+    earliest = ""
+    for job_id, key, created_at in rows.fetchall():
+        conn.execute(
+            "UPDATE blog_publication SET idempotency_key = ?, key_display = ?, key_legacy = 1"
+            " WHERE job_id = ?",
+            (sha256_hex(key.encode("utf-8")), key, job_id),
+        )
+        earliest = min(earliest or created_at, created_at)
+    conn.execute("INSERT INTO store_meta (name, value) VALUES ('created_at', ?)", (earliest,))
+
+
+_MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
+    # version 1
+    """
+    CREATE TABLE blog_publication (
+        job_id TEXT PRIMARY KEY,
+        idempotency_key TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL CHECK (kind IN ('article', 'topic')),
+        state TEXT NOT NULL,
+        failure_code TEXT,
+        source_sha256 TEXT NOT NULL,
+        source_path TEXT NOT NULL,
+        topic TEXT,
+        base_commit TEXT,
+        target_path TEXT,
+        target_blob_sha256 TEXT,
+        artifact_dir TEXT,
+        artifact_sha256 TEXT,
+        local_commit TEXT,
+        remote_commit TEXT,
+        attempt INTEGER NOT NULL DEFAULT 0,
+        max_attempts INTEGER NOT NULL,
+        next_retry_at TEXT,
+        last_recheck_head TEXT,
+        last_recheck_delta_sha TEXT,
+        lease_owner TEXT,
+        lease_token TEXT,
+        lease_expires_at TEXT,
+        requested_target TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX blog_publication_source ON blog_publication (source_sha256);
+    CREATE INDEX blog_publication_state ON blog_publication (state, next_retry_at);
+    CREATE TABLE blog_publication_event (
+        job_id TEXT NOT NULL REFERENCES blog_publication (job_id),
+        seq INTEGER NOT NULL,
+        from_state TEXT,
+        to_state TEXT,
+        step TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '{}',
+        at TEXT NOT NULL,
+        PRIMARY KEY (job_id, seq)
+    );
+    CREATE TABLE blog_publication_outbox (
+        event_id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('blog_publish', 'external_sync')),
+        job_id TEXT REFERENCES blog_publication (job_id),
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        attempt INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        CHECK ((kind = 'external_sync') = (job_id IS NULL))
+    );
+    CREATE INDEX blog_publication_outbox_due ON blog_publication_outbox (status, next_attempt_at);
+    CREATE TABLE topic_publication_cursor (
+        session_id TEXT PRIMARY KEY,
+        close_revision INTEGER NOT NULL DEFAULT 0,
+        is_open INTEGER NOT NULL DEFAULT 1
+    );
+    """,
+    # version 2: `status` reads the newest finished jobs per state and jobs changed since a
+    # moment through these, so its time does not grow with years of finished jobs. Additive
+    # and idempotent: it only adds indexes.
+    """
+    CREATE INDEX IF NOT EXISTS blog_publication_state_updated
+        ON blog_publication (state, updated_at);
+    CREATE INDEX IF NOT EXISTS blog_publication_updated ON blog_publication (updated_at);
+    """,
+    # version 3
+    _hash_keys,
+)
+
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+def now() -> str:
+    """UTC timestamp text that sorts lexicographically in time order."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def at(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str) -> float:
+    """Seconds since the epoch of a timestamp as `now` and `at` write it."""
+    # Read field by field: `strptime` imports `_strptime` (calendar, locale and their regexes)
+    # on first use, which would cost `status` more than listing a hundred jobs. Any other
+    # spelling goes to `strptime`, which accepts or refuses it as it always did.
+    if len(text) == 27 and text[4:20:3] == "--T::." and text[26] == "Z":
+        parts = (
+            text[:4],
+            text[5:7],
+            text[8:10],
+            text[11:13],
+            text[14:16],
+            text[17:19],
+            text[20:26],
+        )
+        if all(p.isascii() and p.isdigit() for p in parts):
+            year, month, day, hour, minute, second, micro = map(int, parts)
+            stamp = datetime(year, month, day, hour, minute, second, micro, tzinfo=timezone.utc)
+            return stamp.timestamp()
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+class Store:
+    """One connection to `state.sqlite3`. Open one per process or thread; never share."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            # isolation_level=None: transactions are explicit, one per unit of work.
+            self.conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self.conn.execute("PRAGMA busy_timeout=30000")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise GitpubError(f"{path}: unusable job database: {exc}") from None
+
+    def _migrate(self) -> None:
+        with self.transaction():
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise GitpubError(
+                    f"{self.path}: job database schema {version} is newer than this gitpub "
+                    f"({SCHEMA_VERSION}); upgrade gitpub"
+                )
+            for target in range(version, SCHEMA_VERSION):
+                step = _MIGRATIONS[target]
+                if callable(step):
+                    step(self.conn)
+                else:
+                    for statement in step.split(";"):
+                        if statement.strip():
+                            self.conn.execute(statement)
+                self.conn.execute(f"PRAGMA user_version = {target + 1}")
+            if version == 0:
+                # A new database: it knows every job from now on.
+                self.conn.execute(
+                    "UPDATE store_meta SET value = ? WHERE name = 'created_at'", (now(),)
+                )
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE … COMMIT: a writer's unit of work, rolled back on any error."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,334 @@
+"""Jobs: the row, its reads, and every change to it with its event (a new job comes from
+`gitpub.intake`)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from gitpub.core.errors import GitpubError, InputError
+from gitpub.core.ids import JobId, Sha256
+from gitpub.core.states import State, check_transition
+from gitpub.scan.sanitize import sanitize, sanitize_obj
+from gitpub.store import folders
+from gitpub.store.db import Store, now
+
+
+class LeaseLost(GitpubError):
+    """Another worker owns this job now: stop at this checkpoint, touch nothing."""
+
+
+# Job and Move are NamedTuples, not frozen dataclasses: on Python 3.11 each frozen dataclass
+# costs ~1 ms to create (its methods are compiled from source), and importing `dataclasses`
+# (with `inspect`) ~10 ms of every `submit`. A changed copy is `job._replace(...)`.
+
+
+class Job(NamedTuple):
+    job_id: JobId
+    idempotency_key: str
+    kind: str
+    state: State
+    failure_code: str | None
+    source_sha256: Sha256
+    source_path: str
+    topic: str | None
+    base_commit: str | None
+    target_path: str | None
+    target_blob_sha256: str | None
+    artifact_dir: str | None
+    artifact_sha256: str | None
+    local_commit: str | None
+    remote_commit: str | None
+    attempt: int
+    max_attempts: int
+    next_retry_at: str | None
+    last_recheck_head: str | None
+    last_recheck_delta_sha: str | None
+    lease_owner: str | None
+    lease_token: str | None
+    lease_expires_at: str | None
+    requested_target: str | None
+    created_at: str
+    updated_at: str
+    key_display: str
+    key_legacy: int
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Job:
+        values = {name: row[name] for name in cls._fields}
+        values["state"] = State(values["state"])
+        return cls(**values)
+
+    def public(self) -> dict[str, Any]:
+        """The fields `status --json` and `show --json` report."""
+        return {
+            "job_id": self.job_id,
+            "state": self.state.value,
+            "failure_code": self.failure_code,
+            "kind": self.kind,
+            "idempotency_key": self.key_display,  # sanitized: the raw key is never stored
+            "key_sha256": self.idempotency_key,
+            "topic": self.topic,
+            "target_path": self.target_path,
+            "base_commit": self.base_commit,
+            "local_commit": self.local_commit,
+            "remote_commit": self.remote_commit,
+            "artifact_sha256": self.artifact_sha256,
+            "attempt": self.attempt,
+            "max_attempts": self.max_attempts,
+            "next_retry_at": self.next_retry_at,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+
+# ------------------------------------------------------------------------------ reads
+
+
+def get(store: Store, job_id: str) -> Job | None:
+    row = store.conn.execute(
+        "SELECT * FROM blog_publication WHERE job_id = ?", (job_id,)
+    ).fetchone()
+    return Job.from_row(row) if row else None
+
+
+def require(store: Store, job_id: str) -> Job:
+    """A job by id or a unique id prefix (like git's abbreviated hashes)."""
+    job = get(store, job_id)
+    if job:
+        return job
+    if len(job_id) < 4:
+        raise InputError(f"job {job_id}: ids need 4+ characters")
+    rows = store.conn.execute(
+        "SELECT * FROM blog_publication WHERE job_id LIKE ? ESCAPE '\\' LIMIT 2",
+        (job_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
+    ).fetchall()
+    if len(rows) == 1:
+        return Job.from_row(rows[0])
+    if len(rows) > 1:
+        raise InputError(f"job {job_id}: ambiguous id prefix")
+    raise InputError(f"job {job_id}: no such job")
+
+
+def all_jobs(store: Store, state: State | None = None) -> list[Job]:
+    if state is None:
+        rows = store.conn.execute("SELECT * FROM blog_publication ORDER BY created_at, job_id")
+    else:
+        rows = store.conn.execute(
+            "SELECT * FROM blog_publication WHERE state = ? ORDER BY created_at, job_id",
+            (state.value,),
+        )
+    return [Job.from_row(r) for r in rows]
+
+
+def events(store: Store, job_id: str) -> list[dict[str, Any]]:
+    rows = store.conn.execute(
+        "SELECT seq, from_state, to_state, step, detail, at FROM blog_publication_event "
+        "WHERE job_id = ? ORDER BY seq",
+        (job_id,),
+    )
+    return [
+        {
+            "seq": r["seq"],
+            "from_state": r["from_state"],
+            "to_state": r["to_state"],
+            "step": r["step"],
+            "detail": json.loads(r["detail"]),
+            "at": r["at"],
+        }
+        for r in rows
+    ]
+
+
+def step_results(store: Store, job_id: str) -> dict[str, dict[str, Any]]:
+    """The latest recorded result of every finished prepare step of a job.
+
+    An operator's retry or continue invalidates every step but the draft: the draft is the
+    expensive, non-deterministic one, and what the person fixed lies downstream of it."""
+    out: dict[str, dict[str, Any]] = {}
+    for ev in events(store, job_id):
+        if ev["step"].startswith("step:"):
+            out[ev["step"][5:]] = ev["detail"]
+        elif ev["step"].startswith("operator:"):
+            out = {k: v for k, v in out.items() if k == "draft"}
+    return out
+
+
+# ------------------------------------------------------------------------------ writes
+
+
+def _canonical(detail: Mapping[str, Any] | None) -> str:
+    # Value by value (keys included), not the serialized string: our own field names are no
+    # context for a secret rule, so `{"key": "<a request uuid>"}` stays readable while a
+    # token inside any value is still redacted.
+    plain = json.loads(json.dumps(detail or {}, default=str))
+    return json.dumps(sanitize_obj(plain), sort_keys=True, ensure_ascii=False)
+
+
+def append_event(
+    conn: sqlite3.Connection,
+    job_id: str,
+    src: State | None,
+    dst: State | None,
+    step: str,
+    detail: Mapping[str, Any] | None,
+) -> None:
+    seq = conn.execute(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM blog_publication_event WHERE job_id = ?", (job_id,)
+    ).fetchone()[0]
+    conn.execute(
+        "INSERT INTO blog_publication_event (job_id, seq, from_state, to_state, step, detail, at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            job_id,
+            seq,
+            src.value if src else None,
+            dst.value if dst else None,
+            step,
+            _canonical(detail),
+            now(),
+        ),
+    )
+
+
+def note(conn: sqlite3.Connection, job_id: str, step: str, detail: Mapping[str, Any]) -> None:
+    """An event without a state change, inside the caller's transaction."""
+    append_event(conn, job_id, None, None, step, detail)
+
+
+def _set_clause(values: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    allowed = set(Job._fields) - {"job_id", "state", "created_at", "updated_at"}
+    parts, params = [], []
+    for name, value in values.items():
+        if name not in allowed:
+            raise ValueError(f"not a job field: {name}")
+        parts.append(f"{name} = ?")
+        params.append(sanitize(value) if isinstance(value, str) else value)
+    return ", ".join(parts), params
+
+
+def transition(
+    store: Store,
+    job: Job,
+    to: State,
+    step: str,
+    detail: Mapping[str, Any] | None = None,
+    *,
+    operator: bool = False,
+    also: Callable[[sqlite3.Connection], None] | None = None,
+    **values: Any,
+) -> Job:
+    """Move job to `to` (one transaction with its event). The row must still be in job.state
+    and, when job holds a lease, still under that lease; otherwise LeaseLost."""
+    check_transition(job.state, to, operator=operator)
+    fresh = _update(store, job, to, step, detail, values, also)
+    folders.remember_state(job_dir(store, job.job_id), fresh)
+    return fresh
+
+
+def record(
+    store: Store, job: Job, step: str, detail: Mapping[str, Any] | None = None, **values: Any
+) -> Job:
+    """Record a step result (and field changes) without changing state."""
+    return _update(store, job, None, step, detail, values)
+
+
+def _update(
+    store: Store,
+    job: Job,
+    to: State | None,
+    step: str,
+    detail: Mapping[str, Any] | None,
+    values: Mapping[str, Any],
+    also: Callable[[sqlite3.Connection], None] | None = None,
+) -> Job:
+    with store.transaction() as conn:
+        _apply(conn, job, to, step, detail, values)
+        if also is not None:
+            also(conn)
+    fresh = get(store, job.job_id)
+    assert fresh is not None
+    return fresh
+
+
+def _apply(
+    conn: sqlite3.Connection,
+    job: Job,
+    to: State | None,
+    step: str,
+    detail: Mapping[str, Any] | None,
+    values: Mapping[str, Any],
+) -> None:
+    sets, params = _set_clause(values)
+    state = to or job.state
+    sql = "UPDATE blog_publication SET state = ?, updated_at = ?" + (f", {sets}" if sets else "")
+    sql += " WHERE job_id = ? AND state = ?"
+    args: list[Any] = [state.value, now(), *params, job.job_id, job.state.value]
+    if job.lease_token is not None:
+        sql += " AND lease_token = ?"
+        args.append(job.lease_token)
+    if conn.execute(sql, args).rowcount != 1:
+        raise LeaseLost(f"job {job.job_id}: no longer {job.state} under this worker's lease")
+    append_event(conn, job.job_id, job.state if to else None, to, step, detail)
+
+
+NO_VALUES: Mapping[str, Any] = MappingProxyType({})
+"""A Move's field changes when it has none: shared by every Move, so read-only."""
+
+
+class Move(NamedTuple):
+    """One change of a batch (see `transition_all`): a transition, or with `to=None` an
+    event and field changes in the job's current state, like `record`."""
+
+    job: Job
+    to: State | None
+    step: str
+    detail: Mapping[str, Any] | None = None
+    values: Mapping[str, Any] = NO_VALUES
+
+
+def transition_all(
+    store: Store, moves: Sequence[Move], also: Callable[[sqlite3.Connection], None] | None = None
+) -> dict[str, Job]:
+    """Several changes committed together: each is checked against the table and gets its
+    own event, and either all of them happen or none. For bookkeeping over many jobs (a
+    delivered batch, start-up recovery), where one durable commit per change would dominate.
+    Two moves of one job chain: the second starts from the state the first left. Returns the
+    jobs as they now are."""
+    states: dict[str, State] = {}
+    for move in moves:
+        start = states.get(move.job.job_id, move.job.state)
+        if move.to is not None:
+            check_transition(start, move.to)
+            states[move.job.job_id] = move.to
+    moved = set(states)
+    with store.transaction() as conn:
+        states.clear()
+        for move in moves:
+            start = states.get(move.job.job_id, move.job.state)
+            job = move.job if start is move.job.state else move.job._replace(state=start)
+            _apply(conn, job, move.to, move.step, move.detail, move.values)
+            states[job.job_id] = move.to or start
+        if also is not None:
+            also(conn)
+    fresh: dict[str, Job] = {}
+    for job_id in states:
+        row = get(store, job_id)
+        if row is not None:
+            fresh[job_id] = row
+            if job_id in moved:
+                folders.remember_state(job_dir(store, job_id), row)
+    return fresh
+
+
+def job_dir(store: Store, job_id: str) -> Path:
+    """The job's folder beside the database (`Context.job_dir` for those holding a context)."""
+    return store.path.parent / "jobs" / job_id
+
+
+def remember_prepared(store: Store, job: Job) -> None:
+    folders.remember_prepared(job_dir(store, job.job_id), job)

@@ -1,0 +1,179 @@
+"""Leases on jobs: one worker at a time drives a job, and a dead one does not block it.
+
+Claim is one atomic UPDATE; the holder renews at checkpoints; a worker whose lease was taken
+finds out at its next checkpoint (LeaseLost) and stops without side effects. Losing a claim
+race is normal concurrency: the caller moves on."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import uuid
+from collections.abc import Sequence
+
+from gitpub.scan.sanitize import sanitize
+from gitpub.store.db import Store, at, now, parse_time
+from gitpub.store.jobs import Job, LeaseLost, get, note
+
+
+def lease_holder_dead(owner: str | None) -> bool:
+    """True when the lease owner ("host:pid") is a process of this host that no longer runs.
+
+    A crashed worker cannot release its lease; waiting out the whole lease after a restart
+    would stall recovery for nothing. Only a provably dead local owner is overridden: a pid
+    that was reused merely makes us wait for the expiry, the safe direction."""
+    if not owner or ":" not in owner:
+        return False
+    host, _, pid_text = owner.rpartition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _note_takeover(conn: sqlite3.Connection, job_id: str, owner: str | None, dead: bool) -> None:
+    """A claim that took a lease someone still held is a takeover after a crash (or a worker
+    that stalled past its lease): the history says whose, why, and where the job resumes."""
+    row = conn.execute("SELECT state FROM blog_publication WHERE job_id = ?", (job_id,)).fetchone()
+    last = conn.execute(
+        "SELECT step FROM blog_publication_event WHERE job_id = ? ORDER BY seq DESC LIMIT 1",
+        (job_id,),
+    ).fetchone()
+    note(
+        conn,
+        job_id,
+        "lease:takeover",
+        {
+            "previous_owner": owner or "unknown",
+            "why": "its process is gone" if dead else "its lease expired",
+            "state": row["state"] if row else None,
+            "resumes_after": last["step"] if last else None,
+        },
+    )
+
+
+def claim(store: Store, job_id: str, owner: str, seconds: float) -> Job | None:
+    """Take the job's lease in one atomic UPDATE; None when someone else holds it.
+
+    Losing this race is normal concurrency, not an error: the caller moves on."""
+    token = uuid.uuid4().hex
+    stamp = now()
+    current = get(store, job_id)
+    dead_token = current.lease_token if current and lease_holder_dead(current.lease_owner) else None
+    with store.transaction() as conn:
+        before = conn.execute(
+            "SELECT lease_owner, lease_token FROM blog_publication WHERE job_id = ?", (job_id,)
+        ).fetchone()
+        got = conn.execute(
+            "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
+            " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?"
+            " OR lease_token = ?)",
+            (sanitize(owner), token, at(parse_time(stamp) + seconds), job_id, stamp, dead_token),
+        ).rowcount
+        if got == 1 and before["lease_token"] is not None:
+            _note_takeover(conn, job_id, before["lease_owner"], dead_token is not None)
+    if got != 1:
+        return None
+    return get(store, job_id)
+
+
+def claim_many(store: Store, job_ids: Sequence[str], owner: str, seconds: float) -> list[Job]:
+    """`claim` for many jobs in one transaction; returns the ones this call now holds."""
+    stamp = now()
+    expires = at(parse_time(stamp) + seconds)
+    tokens: dict[str, str] = {}
+    with store.transaction() as conn:
+        for job_id in job_ids:
+            row = conn.execute(
+                "SELECT lease_owner, lease_token FROM blog_publication WHERE job_id = ?", (job_id,)
+            ).fetchone()
+            dead = row["lease_token"] if row and lease_holder_dead(row["lease_owner"]) else None
+            token = uuid.uuid4().hex
+            got = conn.execute(
+                "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
+                " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?"
+                " OR lease_token = ?)",
+                (sanitize(owner), token, expires, job_id, stamp, dead),
+            ).rowcount
+            if got == 1:
+                tokens[job_id] = token
+                if row and row["lease_token"] is not None:
+                    _note_takeover(conn, job_id, row["lease_owner"], dead is not None)
+    held = [get(store, job_id) for job_id in tokens]
+    return [j for j in held if j is not None and j.lease_token == tokens[j.job_id]]
+
+
+def release_many(store: Store, held: Sequence[Job]) -> None:
+    if not held:
+        return
+    with store.transaction() as conn:
+        conn.executemany(
+            "UPDATE blog_publication SET lease_owner = NULL, lease_token = NULL,"
+            " lease_expires_at = NULL WHERE job_id = ? AND lease_token = ?",
+            [(j.job_id, j.lease_token) for j in held],
+        )
+
+
+def renew(store: Store, job: Job, seconds: float) -> Job:
+    """Extend the lease; LeaseLost when it was taken meanwhile."""
+    with store.transaction() as conn:
+        got = conn.execute(
+            "UPDATE blog_publication SET lease_expires_at = ? WHERE job_id = ? AND lease_token = ?",
+            (at(parse_time(now()) + seconds), job.job_id, job.lease_token),
+        ).rowcount
+    if got != 1:
+        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")
+    fresh = get(store, job.job_id)
+    assert fresh is not None
+    return fresh
+
+
+def checkpoint(store: Store, job: Job, seconds: float) -> Job:
+    """A worker's checkpoint: LeaseLost when the lease was taken, renewed once half of it is
+    spent. While more than half is left nobody can have taken it, so the check is one read
+    and no write: a prepare passes a dozen checkpoints, and each write is a durable commit."""
+    fresh = get(store, job.job_id)
+    if fresh is None or fresh.lease_token != job.lease_token:
+        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")
+    left = parse_time(fresh.lease_expires_at) - parse_time(now()) if fresh.lease_expires_at else 0
+    if left > seconds / 2:
+        return fresh
+    return renew(store, fresh, seconds)
+
+
+def renew_many(store: Store, held: Sequence[Job], seconds: float) -> list[Job]:
+    """`renew` for many jobs in one transaction; returns those whose lease still held (a job
+    whose lease was taken meanwhile is left out, and its new holder drives it)."""
+    if not held:
+        return []
+    expires = at(parse_time(now()) + seconds)
+    kept: list[str] = []
+    with store.transaction() as conn:
+        for job in held:
+            got = conn.execute(
+                "UPDATE blog_publication SET lease_expires_at = ?"
+                " WHERE job_id = ? AND lease_token = ?",
+                (expires, job.job_id, job.lease_token),
+            ).rowcount
+            if got == 1:
+                kept.append(job.job_id)
+    fresh = [get(store, job_id) for job_id in kept]
+    return [j for j in fresh if j is not None]
+
+
+def release(store: Store, job: Job) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE blog_publication SET lease_owner = NULL, lease_token = NULL,"
+            " lease_expires_at = NULL WHERE job_id = ? AND lease_token = ?",
+            (job.job_id, job.lease_token),
+        )

@@ -1,0 +1,134 @@
+"""Outbox rows: the durable record of what still has to reach the remote.
+
+`blog_publish` rows belong to a job and are written in the same transaction that makes the
+job LOCAL_COMMITTED; `external_sync` rows (job_id NULL) carry changes no job owns and get a
+deterministic id, so re-registering the same change is a no-op."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from gitpub.scan.sanitize import sanitize
+from gitpub.store.db import Store, at, now
+
+NAMESPACE = "5b0c1e9e-3f7a-5d8c-9a61-0e7f6b2d4c11"
+"""The uuid5 namespace of external_sync event ids (text: `status` does not import uuid)."""
+
+
+def canonical_payload(payload: Mapping[str, Any]) -> str:
+    return sanitize(json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+
+
+def enqueue_publish(conn: sqlite3.Connection, job_id: str) -> None:
+    stamp = now()
+    conn.execute(
+        "INSERT OR IGNORE INTO blog_publication_outbox"
+        " (event_id, kind, job_id, payload, status, next_attempt_at, created_at)"
+        " VALUES (?, 'blog_publish', ?, ?, 'pending', ?, ?)",
+        (f"publish:{job_id}", job_id, canonical_payload({"job_id": job_id}), stamp, stamp),
+    )
+
+
+def settle_publish(conn: sqlite3.Connection, job_id: str, status: str) -> None:
+    """Mark the job's publish row with its final status (delivered, skipped, conflict, ...)."""
+    conn.execute(
+        "UPDATE blog_publication_outbox SET status = ? WHERE event_id = ?",
+        (status, f"publish:{job_id}"),
+    )
+
+
+# ------------------------------------------------------------------ external_sync rows
+
+PENDING = "pending"
+DELIVERED = "delivered"  # confirmed on the remote branch
+SUPERSEDED = "superseded"  # the change it named is gone or was folded into a later event
+CONFLICT = "conflict"  # rebasing it onto the remote conflicts: a person has to merge
+
+EXTERNAL_STATUSES = (PENDING, DELIVERED, SUPERSEDED, CONFLICT)
+
+
+class ExternalEvent(NamedTuple):
+    # A NamedTuple, not a frozen dataclass: `status` reads these and should not pay ~1 ms
+    # to create the class (nor import `dataclasses`).
+    event_id: str
+    payload: dict[str, Any]
+    status: str
+    attempt: int
+    next_attempt_at: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> ExternalEvent:
+        return cls(
+            event_id=row["event_id"],
+            payload=json.loads(row["payload"]),
+            status=row["status"],
+            attempt=row["attempt"],
+            next_attempt_at=row["next_attempt_at"],
+        )
+
+
+def register_external(store: Store, payload: Mapping[str, Any]) -> tuple[str, bool]:
+    """Register an external_sync event (INSERT OR IGNORE on its uuid5 id).
+
+    Returns the id and whether the row is newly pending. A superseded row comes back to
+    pending: the change it named is there again (say, a branch switched away and back)."""
+    import uuid  # here: `status` reads these rows but never registers one
+
+    body = canonical_payload(payload)
+    event_id = str(uuid.uuid5(uuid.UUID(NAMESPACE), body))
+    stamp = now()
+    with store.transaction() as conn:
+        inserted = conn.execute(
+            "INSERT OR IGNORE INTO blog_publication_outbox"
+            " (event_id, kind, job_id, payload, status, next_attempt_at, created_at)"
+            " VALUES (?, 'external_sync', NULL, ?, 'pending', ?, ?)",
+            (event_id, body, stamp, stamp),
+        ).rowcount
+        revived = conn.execute(
+            "UPDATE blog_publication_outbox SET status = 'pending', next_attempt_at = ?"
+            " WHERE event_id = ? AND status = 'superseded'",
+            (stamp, event_id),
+        ).rowcount
+    return event_id, bool(inserted or revived)
+
+
+def external_events(store: Store, status: str | None = PENDING) -> list[ExternalEvent]:
+    """external_sync rows (with `status`, or all when None), oldest first."""
+    sql = "SELECT * FROM blog_publication_outbox WHERE kind = 'external_sync'"
+    args: tuple[str, ...] = ()
+    if status is not None:
+        sql += " AND status = ?"
+        args = (status,)
+    rows = store.conn.execute(sql + " ORDER BY created_at, event_id", args)
+    return [ExternalEvent.from_row(r) for r in rows]
+
+
+def due_external(store: Store) -> list[ExternalEvent]:
+    stamp = now()
+    return [e for e in external_events(store) if e.next_attempt_at <= stamp]
+
+
+def settle_external(store: Store, event_id: str, status: str) -> None:
+    """Give a pending external_sync row its final status (a conflict can still turn out
+    delivered, once a person merged it)."""
+    assert status in EXTERNAL_STATUSES and status != PENDING, status
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE blog_publication_outbox SET status = ? WHERE event_id = ?"
+            " AND kind = 'external_sync' AND status IN ('pending', 'conflict')",
+            (status, event_id),
+        )
+
+
+def defer_external(store: Store, event_id: str, delay: float) -> None:
+    """Count a failed delivery attempt and make the row due again after `delay` seconds."""
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE blog_publication_outbox SET attempt = attempt + 1, next_attempt_at = ?"
+            " WHERE event_id = ? AND kind = 'external_sync' AND status = 'pending'",
+            (at(time.time() + delay), event_id),
+        )
