@@ -32,8 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import hermetic_env  # noqa: E402  (the same hermetic set-up as the spine bench)
 
-from gitpub import hooks  # noqa: E402
 from gitpub.git.repo import Repo  # noqa: E402
+from gitpub.sync import hooks  # noqa: E402
 from gitpub.sync.hooks import setup as hook_setup  # noqa: E402
 
 FLOOR_HOOK = "#!/bin/sh\nexit 0\n"

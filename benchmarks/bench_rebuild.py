@@ -28,8 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import hermetic_env  # noqa: E402
 from bench_reconcile import interrupt_jobs, make_blog  # noqa: E402
 
-from gitpub import intake, rebuild  # noqa: E402
+from gitpub import intake  # noqa: E402
 from gitpub.context import open_context  # noqa: E402
+from gitpub.ops import rebuild  # noqa: E402
 from gitpub.store import folders as jobrecord
 from gitpub.store import lost
 

@@ -27,9 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import hermetic_env  # noqa: E402
 from bench_reconcile import add_finished, make_blog  # noqa: E402
 
-from gitpub import intake, jobs  # noqa: E402
+from gitpub import intake  # noqa: E402
 from gitpub.context import open_context  # noqa: E402
 from gitpub.core.states import State  # noqa: E402
+from gitpub.store import jobs  # noqa: E402
 from gitpub.store import listing as joblist
 
 CASES = (("status",), ("status", "--json"), ("status", "--all"))

@@ -113,8 +113,8 @@ def _stdout_gone() -> bool:
 
 
 def guarded(call: Callable[[], object]) -> None:
-    """Run a command and exit: expected failures print one line and exit 1, and so does a
-    bug (one line, unless GITPUB_DEBUG asks for the traceback)."""
+    """Run a command and exit: expected failures print one line and exit 1; a bug prints one
+    line and exits 3, its traceback in the log (GITPUB_DEBUG=1 raises it instead)."""
     from gitpub.scan.sanitize import sanitize
 
     try:
@@ -143,15 +143,40 @@ def guarded(call: Callable[[], object]) -> None:
             "(`git blogpub doctor` says how to recover it)"
         )
         sys.exit(1)
-    except Exception as exc:  # a bug: still one line, unless asked for the traceback
+    except Exception as exc:  # a bug: one line and exit 3; the traceback goes to the log
         if os.environ.get("GITPUB_DEBUG"):
             raise
-        _say(
-            f"git blogpub: internal error: {type(exc).__name__}: {sanitize(str(exc))} "
-            "(set GITPUB_DEBUG=1 for the traceback)"
-        )
-        sys.exit(1)
+        log = _log_bug(exc)
+        where = f"the traceback is in {log}" if log else "set GITPUB_DEBUG=1 for the traceback"
+        _say(f"git blogpub: internal error: {type(exc).__name__}: {sanitize(str(exc))} ({where})")
+        sys.exit(INTERNAL_ERROR)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+INTERNAL_ERROR = 3
+"""The exit status of a bug, apart from 1 (the operation failed) and 2 (usage)."""
+
+
+def _log_bug(exc: BaseException) -> Path | None:
+    """Append the sanitized traceback to `<user cache>/gitpub.log`, as pre-commit keeps one;
+    None when the log cannot be written (the line on stderr is then all there is)."""
+    import time
+    import traceback
+
+    from gitpub.core import userdirs
+    from gitpub.scan.sanitize import sanitize
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    try:
+        log = userdirs.cache_dir() / "gitpub.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a", encoding="utf-8") as out:
+            out.write(f"### {stamp} git blogpub {sanitize(' '.join(sys.argv[1:]))}\n")
+            out.write(sanitize(text) + "\n")
+    except (OSError, GitpubError):
+        return None
+    return log
 
 
 def main(argv: list[str] | None = None) -> None:

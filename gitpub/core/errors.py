@@ -1,12 +1,26 @@
-"""The one error family of gitpub; the CLI maps it to exit codes."""
+"""gitpub's exceptions, in three families the command line tells apart:
+
+- `GitpubError`: an expected failure with a message for the user: one line, exit 1;
+- `InternalError`: a bug (a transition the table forbids, locks taken out of order): exit 3,
+  the traceback under GITPUB_DEBUG=1 and in the log;
+- `Signal`: control flow between gitpub's own layers (a lease taken by another worker); it
+  never reaches a user, and reaching the handler is a bug like any other."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from gitpub.scan import Finding
+
+class Finding(Protocol):
+    """What an error may say of a secret finding: never the secret itself."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def fingerprint(self) -> str: ...
 
 
 class GitpubError(Exception):
@@ -59,11 +73,19 @@ class NotARepository(GitpubError):
     """The given path is not inside a git repository."""
 
 
-class IllegalTransition(GitpubError):
+class InternalError(Exception):
+    """A broken invariant of gitpub itself: a bug, never the user's input."""
+
+
+class Signal(Exception):  # noqa: N818 - a signal is not an error
+    """Control flow between gitpub's own layers; never shown to a user."""
+
+
+class IllegalTransition(InternalError):
     """A state change that the transition table does not allow: a bug, never user input."""
 
 
-class LockOrderError(GitpubError):
+class LockOrderError(InternalError):
     """A lock was taken out of the fixed order delivery > checkout > repo > db."""
 
 

@@ -167,17 +167,12 @@ def gate(
     Writes the stale subsets and answers with the outputs that differ from the worktree's
     HEAD (they belong in the job commit, next to the article), the characters the source
     font lacks, and — under `missing = "review"` — a reason when the change brings in a
-    character the font cannot draw."""
-    from gitpub.prepare.protocol import StepFailed
-
+    character the font cannot draw. A font that cannot be read raises FontError."""
     started = time.monotonic()
     log: list[str] = []
-    try:
-        with engine.captured_log(log):  # reading the source can warn too
-            p = plan(cfg, worktree)
-        written = build(p, heartbeat=heartbeat, log=log)
-    except FontError as exc:
-        raise StepFailed(f"fonts: {exc.message}") from None
+    with engine.captured_log(log):  # reading the source can warn too
+        p = plan(cfg, worktree)
+    written = build(p, heartbeat=heartbeat, log=log)
     repo = Repo(worktree)
     head = repo.resolve("HEAD")
     outputs = {}

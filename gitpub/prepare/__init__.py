@@ -258,7 +258,10 @@ class Preparer(Recorder):
         from gitpub import fonts  # the font engine is heavy; only font-configured repos load it
 
         def run() -> dict[str, Any]:
-            return fonts.gate(self.ctx.config, worktree, heartbeat=self.beat)
+            try:
+                return fonts.gate(self.ctx.config, worktree, heartbeat=self.beat)
+            except fonts.FontError as exc:
+                raise StepFailed(f"fonts: {exc.message}") from None
 
         answer = self.checkpoint("fonts", run)
         if fonts.outputs_differ(worktree, answer.get("outputs", {})):

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from gitpub.core.errors import GitpubError, InputError
+from gitpub.core.errors import InputError, Signal
 from gitpub.core.ids import JobId, Sha256
 from gitpub.core.states import State, check_transition
 from gitpub.scan.sanitize import sanitize, sanitize_obj
@@ -18,7 +18,7 @@ from gitpub.store import folders
 from gitpub.store.db import Store, now
 
 
-class LeaseLost(GitpubError):
+class LeaseLost(Signal):
     """Another worker owns this job now: stop at this checkpoint, touch nothing."""
 
 
