@@ -2,7 +2,8 @@
 # Run a command (by default the whole suite) with a hostile git configuration in a temporary
 # real HOME: signing on with a gpg program that fails, a global core.hooksPath whose hooks
 # fail, another init.defaultBranch, no identity, coloured output. The suite must not notice:
-# every test runs in its own hermetic HOME, in-process reads included. Afterwards the hostile
+# every test runs in its own hermetic HOME, in-process reads included. git speaks German
+# (LANGUAGE=de): gitpub must read git in its own fixed locale. Afterwards the hostile
 # gpg and hooks must never have been called.
 #
 #   tests/hostile_home.sh                          # python -m pytest -q
@@ -61,7 +62,7 @@ cp "$home/.gitconfig" "$home/.config/git/config"
 
 status=0
 env -u XDG_CONFIG_HOME -u GIT_CONFIG_GLOBAL -u GIT_CONFIG_NOSYSTEM \
-  HOME="$home" GNUPGHOME="$home/.gnupg" "$@" || status=$?
+  HOME="$home" GNUPGHOME="$home/.gnupg" LANGUAGE=de "$@" || status=$?
 
 if [ -s "$calls" ]; then
   echo "hostile_home: the hostile configuration was used by the suite:" >&2

@@ -7,6 +7,7 @@ included: a lazy import is still a dependency."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gitpub"
@@ -101,3 +102,31 @@ def test_no_module_over_400_lines() -> None:
 
 def test_at_most_twelve_modules_at_the_package_root() -> None:
     assert len(list(PACKAGE.glob("*.py"))) <= 12
+
+
+SQL = re.compile(
+    r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b|^PRAGMA\b"
+)
+
+
+def test_only_the_store_speaks_sql() -> None:
+    """The seam a second store plugs into: every query lives in gitpub/store/."""
+    speaking = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).parts[0] == "store":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+        for node in ast.walk(tree):
+            if id(node) in docstrings:
+                continue
+            call = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            if call and node.func.attr in ("execute", "executemany", "executescript"):  # type: ignore[union-attr]
+                speaking.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: .{node.func.attr}()")  # type: ignore[union-attr]
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and SQL.search(node.value)
+            ):
+                speaking.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value[:40]!r}")
+    assert speaking == []

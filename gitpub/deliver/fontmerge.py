@@ -18,7 +18,8 @@ from gitpub.context import Context
 from gitpub.core.errors import GitCommandError, GitpubError, InputError
 from gitpub.deliver.commit import commit_message
 from gitpub.git import objects
-from gitpub.git.repo import WRITER_ENV, git_out, run_git, unmerged_paths
+from gitpub.git.process import WRITER_ENV, git_out, run_git
+from gitpub.git.repo import unmerged_paths
 from gitpub.prepare import branch_name, manifest
 from gitpub.store import jobs
 from gitpub.store.jobs import Job

@@ -25,7 +25,7 @@ from gitpub.core.states import State
 from gitpub.deliver import batch, recheck, replay
 from gitpub.deliver.batch import Result, fetch_repairing
 from gitpub.git import trailers
-from gitpub.git.repo import run_git
+from gitpub.git.process import run_git
 from gitpub.prepare import discard_worktree, discard_worktrees
 from gitpub.store import jobs, outbox
 from gitpub.store.db import at

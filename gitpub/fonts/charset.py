@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitpub.config import Config, FontsConfig
-from gitpub.git.repo import Repo, run_git
+from gitpub.git.process import run_git
+from gitpub.git.repo import Repo
 
 ASCII = frozenset(range(0x20, 0x7F))
 

@@ -15,7 +15,8 @@ import pygit2
 from gitpub.config import Config, split_ident
 from gitpub.core.errors import GitCommandError, JobFault
 from gitpub.core.ids import Oid
-from gitpub.git.repo import Repo, run_git
+from gitpub.git.process import run_git
+from gitpub.git.repo import Repo
 
 
 def identity(cfg: Config) -> tuple[str, str]:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitpub.git import worktrees
-from gitpub.git.repo import Repo, run_git
+from gitpub.git.process import run_git
+from gitpub.git.repo import Repo
 
 JOB_REFS = ("refs/blog-jobs/", "refs/heads/blogpub/job/")
 

@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitpub.core.errors import GitCommandError, NotARepository
 from gitpub.core.ids import Oid
+from gitpub.git.process import git_env, git_out, run_git
 
 if TYPE_CHECKING:
-    import subprocess
-
     import pygit2
 else:
 
@@ -30,57 +29,6 @@ else:
             return getattr(module, name)
 
     pygit2 = _Pygit2()
-
-WRITER_ENV = "GITPUB_WRITER"
-"""Set on every git command gitpub runs: our hooks use it to tell our ref updates from others'."""
-
-# Variables that pin git to one repository or index. A hook inherits them from the git that
-# runs it; passed on to a git command aimed at another worktree they would redirect it.
-_LOCATION_VARS = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_PREFIX",
-    "GIT_NAMESPACE",
-    "GIT_QUARANTINE_PATH",
-    "GIT_REFLOG_ACTION",
-    "GIT_CEILING_DIRECTORIES",
-)
-
-
-def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
-    env[WRITER_ENV] = "1"
-    env.setdefault("GIT_TERMINAL_PROMPT", "0")
-    if extra:
-        env.update(extra)
-    return env
-
-
-def run_git(
-    args: Sequence[str],
-    cwd: Path,
-    *,
-    check: bool = True,
-    input: bytes | None = None,
-    env: Mapping[str, str] | None = None,
-) -> subprocess.CompletedProcess[bytes]:
-    import subprocess  # here: `submit` finds the repository without running git
-
-    argv = ["git", *args]
-    proc = subprocess.run(
-        argv, cwd=cwd, input=input, capture_output=True, env=git_env(env), check=False
-    )
-    if check and proc.returncode != 0:
-        raise GitCommandError(argv, proc.returncode, proc.stderr.decode("utf-8", "replace"))
-    return proc
-
-
-def git_out(args: Sequence[str], cwd: Path, **kw: object) -> str:
-    return run_git(args, cwd, **kw).stdout.decode("utf-8", "replace").strip()  # type: ignore[arg-type]
 
 
 class PushResult(NamedTuple):

@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping, Set
 
 from gitpub.core.ids import JobId, Oid, Sha256
-from gitpub.git.repo import Repo, run_git
+from gitpub.git.process import run_git
+from gitpub.git.repo import Repo
 
 JOB_ID = "Blog-Job-Id"
 MANIFEST = "Blog-Manifest-Sha256"

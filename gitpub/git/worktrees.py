@@ -21,7 +21,8 @@ import pygit2
 
 from gitpub.core import crash
 from gitpub.core.files import write_atomic
-from gitpub.git.repo import Repo, run_git
+from gitpub.git.process import run_git
+from gitpub.git.repo import Repo
 
 READY = "gitpub-ready"
 """Marker in the admin folder: the checkout finished. Without it the worktree is remade."""

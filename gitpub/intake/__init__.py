@@ -3,7 +3,6 @@ new job (idempotent by key) with its folder, and read back by the steps that nee
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -18,6 +17,7 @@ from gitpub.core.states import State
 from gitpub.scan import FINGERPRINT_CHARS
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import folders as jobrecord
+from gitpub.store import jobs, reads
 from gitpub.store.db import Store, now
 from gitpub.store.jobs import Job, append_event, get
 
@@ -101,16 +101,9 @@ def key_hash(key: str) -> Sha256:
 
 def by_key(store: Store, key: str) -> Job | None:
     """The job of a raw idempotency key."""
-    row = store.conn.execute(
-        "SELECT * FROM blog_publication WHERE idempotency_key = ?", (key_hash(key),)
-    ).fetchone()
     display = sanitize(key)
-    if row is None and display != key:
-        # A job from before keys were hashed kept only its sanitized key (see store).
-        row = store.conn.execute(
-            "SELECT * FROM blog_publication WHERE key_legacy = 1 AND key_display = ?", (display,)
-        ).fetchone()
-    return Job.from_row(row) if row else None
+    # A job from before keys were hashed kept only its sanitized key (see store).
+    return reads.by_key(store, key_hash(key), display if display != key else None)
 
 
 def same_request(
@@ -147,16 +140,7 @@ def allowed(ctx: Context, job_id: str) -> frozenset[str]:
     """Fingerprints this job may publish as written: the repository's `[scan] allow` plus
     those a person passed with `submit --allow` or `resolve --continue --allow` (the
     events keep only fingerprints, never the text they stand for)."""
-    rows = ctx.store.conn.execute(
-        "SELECT detail FROM blog_publication_event WHERE job_id = ? AND detail LIKE '%allow%'",
-        (job_id,),
-    ).fetchall()
-    extra: set[str] = set()
-    for (detail,) in rows:
-        value = json.loads(detail).get("allow")
-        if isinstance(value, list):
-            extra.update(str(v) for v in value)
-    return ctx.config.scan.allow | frozenset(extra)
+    return ctx.config.scan.allow | frozenset(reads.allowed_by_events(ctx.store, job_id))
 
 
 def create(
@@ -209,24 +193,22 @@ def create(
     )
     try:
         with store.transaction() as conn:
-            conn.execute(
-                "INSERT INTO blog_publication (job_id, idempotency_key, key_display, kind, state,"
-                " source_sha256, source_path, topic, requested_target, max_attempts, created_at,"
-                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    job_id,
-                    key_hash(key),
-                    sanitize(key),
-                    kind,
-                    State.RECEIVED.value,
-                    source_sha256,
-                    str(source_path.relative_to(ctx.state_dir)),
-                    sanitize(topic) if topic is not None else None,
-                    target,
-                    ctx.config.retry.max_attempts,
-                    stamp,
-                    stamp,
-                ),
+            jobs.insert(
+                conn,
+                {
+                    "job_id": job_id,
+                    "idempotency_key": key_hash(key),
+                    "key_display": key,
+                    "kind": kind,
+                    "state": State.RECEIVED.value,
+                    "source_sha256": source_sha256,
+                    "source_path": str(source_path.relative_to(ctx.state_dir)),
+                    "topic": topic,
+                    "requested_target": target,
+                    "max_attempts": ctx.config.retry.max_attempts,
+                    "created_at": stamp,
+                    "updated_at": stamp,
+                },
             )
             append_event(
                 conn,

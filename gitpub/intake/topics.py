@@ -9,6 +9,7 @@ from gitpub.context import Context
 from gitpub.core.errors import GitpubError, InputError
 from gitpub.intake import by_key, create, same_request
 from gitpub.scan.sanitize import sanitize
+from gitpub.store import topics as cursor
 from gitpub.store.db import Store
 from gitpub.store.jobs import Job
 
@@ -22,12 +23,9 @@ def topic_close(
     closed revision without its job (or a job without its revision)."""
     store = ctx.store
     session = sanitize(session)
-    row = store.conn.execute(
-        "SELECT close_revision, is_open FROM topic_publication_cursor WHERE session_id = ?",
-        (session,),
-    ).fetchone()
-    previous = row["close_revision"] if row else 0
-    bump = row is None or bool(row["is_open"])
+    row = cursor.cursor(store, session)
+    previous = row[0] if row else 0
+    bump = row is None or row[1]
     revision = previous + 1 if bump else previous
     key = f"topic:{session}:{revision}"
     existing = by_key(store, key)
@@ -40,14 +38,7 @@ def topic_close(
     def bump_cursor(conn: sqlite3.Connection, job_id: str) -> None:
         if not bump:
             return
-        moved = conn.execute(
-            "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
-            " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
-            " close_revision = excluded.close_revision, is_open = 0"
-            " WHERE close_revision = ?",
-            (session, revision, previous),
-        ).rowcount
-        if moved != 1:
+        if not cursor.close(conn, session, revision, previous):
             raise GitpubError(f"topic {session}: closed concurrently; close it again")
 
     return create(
@@ -65,23 +56,8 @@ def topic_reopen(store: Store, session: str) -> None:
     """Reopen a closed session; a session never closed is a mistake (a typo, most often),
     not something to create silently."""
     session = sanitize(session)
-    with store.transaction() as conn:
-        moved = conn.execute(
-            "UPDATE topic_publication_cursor SET is_open = 1 WHERE session_id = ?", (session,)
-        ).rowcount
-    if moved != 1:
+    if not cursor.reopen(store, session):
         raise InputError(
             f"topic {session}: no such session (never closed); `git blogpub topic close "
             f"{session} --source FILE` starts it"
         )
-
-
-def restore_cursor(conn: sqlite3.Connection, session: str, revision: int) -> None:
-    """A rebuilt database's cursor: the session closed at its highest job's revision. (A
-    reopen after that close left no trace outside the lost database.)"""
-    conn.execute(
-        "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
-        " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
-        " close_revision = MAX(close_revision, excluded.close_revision)",
-        (sanitize(session), revision),
-    )

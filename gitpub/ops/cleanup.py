@@ -29,9 +29,10 @@ from pathlib import Path
 from gitpub.context import Context
 from gitpub.core.states import State
 from gitpub.git import trailers, worktrees
-from gitpub.git.repo import Repo, git_out
+from gitpub.git.process import git_out
+from gitpub.git.repo import Repo
 from gitpub.prepare import branch_name
-from gitpub.store import jobs
+from gitpub.store import jobs, reads
 from gitpub.store.db import parse_time
 
 FINISHED = frozenset({State.PUBLISHED, State.SKIPPED})
@@ -181,8 +182,10 @@ def _days(seconds: float) -> str:
 
 
 def known_jobs(ctx: Context) -> dict[str, JobInfo]:
-    rows = ctx.store.conn.execute("SELECT job_id, state, updated_at FROM blog_publication")
-    return {r["job_id"]: JobInfo(State(r["state"]), r["updated_at"]) for r in rows}
+    return {
+        job_id: JobInfo(state, updated)
+        for job_id, (state, updated) in reads.states_and_times(ctx.store).items()
+    }
 
 
 def collect(ctx: Context, now: float | None = None) -> tuple[Plan, list[str]]:

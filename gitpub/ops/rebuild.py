@@ -33,12 +33,11 @@ from gitpub.deliver.confirm import differing_paths
 from gitpub.git import trailers
 from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
-from gitpub.intake import topics
 from gitpub.ops import cleanup
 from gitpub.prepare import manifest
-from gitpub.scan.sanitize import sanitize
 from gitpub.store import folders as jobrecord
-from gitpub.store import jobs, lost, outbox
+from gitpub.store import jobs, lost, outbox, reads
+from gitpub.store import topics as cursor
 from gitpub.store.db import Store, now
 
 ENDED = {
@@ -108,7 +107,7 @@ def _require_lost(state_dir: Path, db: Path) -> None:
         return
     try:
         if lost.why_lost(state_dir, conn) is None:
-            count = conn.execute("SELECT COUNT(*) FROM blog_publication").fetchone()[0]
+            count = reads.count(conn)
             raise GitpubError(
                 f"{db}: the job database is usable and knows {count} job(s); nothing to "
                 "rebuild (to rebuild it from the job folders anyway, move it aside first)"
@@ -182,11 +181,7 @@ def _rebuild_into(ctx: Context, out: Rebuilt) -> None:
 
 def _insert(conn: sqlite3.Connection, plan: Plan) -> None:
     """The job row, and its events: the first moves it from nothing into its state."""
-    names = [name for name in jobs.Job._fields if name in plan.values]
-    conn.execute(
-        f"INSERT INTO blog_publication ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-        [sanitize(v) if isinstance(v, str) else v for v in (plan.values[n] for n in names)],
-    )
+    jobs.insert(conn, plan.values)
     for n, (step, detail) in enumerate(plan.events):
         to = plan.state if n == 0 else None
         jobs.append_event(conn, plan.values["job_id"], None, to, step, detail)
@@ -195,7 +190,7 @@ def _insert(conn: sqlite3.Connection, plan: Plan) -> None:
 def _restore_topic(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
     session, _, revision = values["key_display"].rpartition(":")
     if values["kind"] == "topic" and session.startswith("topic:") and revision.isdigit():
-        topics.restore_cursor(conn, session[len("topic:") :], int(revision))
+        cursor.restore(conn, session[len("topic:") :], int(revision))
 
 
 def _plan(ctx: Context, folder: Path) -> Plan | str:

@@ -9,7 +9,7 @@ from gitpub.context import Context
 from gitpub.core.states import State
 from gitpub.deliver.commit import ArtifactsDamaged, verified_artifacts
 from gitpub.git import repair, trailers
-from gitpub.store import jobs, leases
+from gitpub.store import jobs, leases, reads
 from gitpub.store.jobs import Job
 from gitpub.store.outbox import enqueue_publish
 
@@ -68,11 +68,9 @@ def settle_interrupted_commits(ctx: Context, owner: str) -> list[str]:
     found are left (unclaimed) to the one-by-one path, which decides from their artifacts."""
     store = ctx.store
     lease = ctx.config.retry.lease_seconds
-    rows = store.conn.execute(
-        "SELECT job_id FROM blog_publication WHERE state IN ('LOCAL_COMMITTING', 'RECOVERING')"
-    ).fetchall()
+    stuck = reads.ids_in(store, (State.LOCAL_COMMITTING, State.RECOVERING))
     moves: list[jobs.Move] = []
-    claimed = leases.claim_many(store, [r[0] for r in rows], owner, lease)
+    claimed = leases.claim_many(store, list(stuck), owner, lease)
     for job in claimed:
         oid = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
         if oid is None:

@@ -15,7 +15,7 @@ from gitpub.core.states import State
 from gitpub.deliver import commit, faults, relay
 from gitpub.ops import reconcile
 from gitpub.scan.sanitize import sanitize
-from gitpub.store import jobs, leases
+from gitpub.store import jobs, leases, reads
 from gitpub.store.db import now
 from gitpub.store.jobs import Job, LeaseLost
 
@@ -39,25 +39,10 @@ def due_job_ids(ctx: Context, only: tuple[str, ...] = ()) -> list[str]:
     """Jobs with work to do now and no live lease: active ones, retries whose time has come,
     and exhausted ones whose delivery probe is due."""
     stamp = now()
-    marks = ",".join("?" * len(ACTIVE))
-    rows = ctx.store.conn.execute(
-        f"SELECT job_id FROM blog_publication WHERE"
-        f" (state IN ({marks})"
-        f"  OR (state = 'RETRY_WAIT' AND next_retry_at <= ?)"
-        f"  OR (state = 'FAILED' AND failure_code = 'delivery_exhausted' AND next_retry_at <= ?))"
-        f" AND (lease_token IS NULL OR lease_expires_at < ?)"
-        f" ORDER BY created_at, job_id",
-        (*[s.value for s in ACTIVE], stamp, stamp, stamp),
-    )
-    ids = [r[0] for r in rows]
+    ids = reads.due(ctx.store, ACTIVE, stamp)
     # Plus jobs whose lease is held by a dead local process (a crash kept it).
-    held = ctx.store.conn.execute(
-        f"SELECT job_id, lease_owner FROM blog_publication WHERE lease_token IS NOT NULL"
-        f" AND lease_expires_at >= ? AND (state IN ({marks}) OR state IN ('RETRY_WAIT', 'FAILED'))"
-        f" ORDER BY created_at, job_id",
-        (stamp, *[s.value for s in ACTIVE]),
-    )
-    ids += [r[0] for r in held if leases.lease_holder_dead(r[1])]
+    held = reads.leased(ctx.store, ACTIVE, stamp)
+    ids += [job_id for job_id, owner in held if leases.lease_holder_dead(owner)]
     return [i for i in ids if not only or i in only]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gitpub.context import Context
 from gitpub.core.states import State
+from gitpub.store import reads
 from gitpub.store.jobs import Job
 
 ON_THE_WAY = (
@@ -55,14 +56,7 @@ def articles(ctx: Context, job: Job, own: str) -> dict[str, bytes]:
     """Path → bytes of each article an earlier job of this node has sealed and not yet
     delivered; the job's own target `own` is left out (a job is never judged against the
     path it writes)."""
-    marks = ",".join("?" * len(ON_THE_WAY))
-    rows = ctx.store.conn.execute(
-        f"SELECT target_path, artifact_dir, artifact_sha256 FROM blog_publication"
-        f" WHERE state IN ({marks}) AND artifact_dir IS NOT NULL AND target_path IS NOT NULL"
-        f" AND job_id != ? AND (created_at < ? OR (created_at = ? AND job_id < ?))"
-        f" ORDER BY created_at, job_id",
-        (*[s.value for s in ON_THE_WAY], job.job_id, job.created_at, job.created_at, job.job_id),
-    )
+    rows = reads.sealed_before(ctx.store, job, ON_THE_WAY)
     out: dict[str, bytes] = {}
     for path, folder, sealed in rows:
         if path == own:

@@ -325,6 +325,26 @@ def transition_all(
     return fresh
 
 
+def insert(conn: sqlite3.Connection, values: Mapping[str, Any]) -> None:
+    """A new job row (from intake, or remade by a rebuild); every text is sanitized."""
+    names = [name for name in Job._fields if name in values] + [
+        name for name in ("key_legacy",) if name in values
+    ]
+    conn.execute(
+        f"INSERT INTO blog_publication ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+        [
+            sanitize(values[n]) if isinstance(values[n], str) and n not in _DIGESTS else values[n]
+            for n in names
+        ],
+    )
+
+
+_DIGESTS = frozenset(
+    {"job_id", "idempotency_key", "source_sha256", "target_blob_sha256", "artifact_sha256"}
+)
+"""Columns that hold ids and hashes, never a writer's text: nothing there to sanitize."""
+
+
 def job_dir(store: Store, job_id: str) -> Path:
     """The job's folder beside the database (`Context.job_dir` for those holding a context)."""
     return store.path.parent / "jobs" / job_id

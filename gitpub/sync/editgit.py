@@ -17,7 +17,8 @@ from gitpub.core import crash
 from gitpub.core.errors import GitCommandError
 from gitpub.core.ids import Oid
 from gitpub.git import trailers, worktrees
-from gitpub.git.repo import git_out, merge_base, operation_in_progress, run_git, unmerged_paths
+from gitpub.git.process import git_out, run_git
+from gitpub.git.repo import merge_base, operation_in_progress, unmerged_paths
 
 WORKTREE = "external-sync"
 """Name of the private worktree (under the state dir's worktrees/) where rebases happen."""

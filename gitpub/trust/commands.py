@@ -97,7 +97,7 @@ def _inner_words(argv: tuple[str, ...]) -> list[str]:
 
 def _tracked(cfg: Config, paths: list[str]) -> list[str]:
     """Those of `paths` (or below them) that git tracks, repository-relative."""
-    from gitpub.git.repo import run_git  # trust is asked before each step, not at start-up
+    from gitpub.git.process import run_git  # trust is asked before each step, not at start-up
 
     wanted = [p for p in paths if p and not p.startswith("-") and "\x00" not in p]
     if not wanted:

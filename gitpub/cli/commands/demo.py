@@ -17,7 +17,7 @@ from gitpub.cli.commands import demo_font
 from gitpub.cli.commands.output import say
 from gitpub.context import Context, open_context
 from gitpub.core.errors import InputError
-from gitpub.git.repo import run_git
+from gitpub.git.process import run_git
 from gitpub.ops import worker
 from gitpub.store import jobs
 from gitpub.store.jobs import Job

@@ -13,12 +13,12 @@ from gitpub.core.errors import ConfigError, GitpubError, InputError
 from gitpub.core.states import State
 from gitpub.ops import worker
 from gitpub.ops.reconcile import repair_repository, settle_interrupted_commits
-from gitpub.store import jobs
+from gitpub.store import jobs, reads
 from gitpub.store.db import now as store_now
 from gitpub.store.jobs import Job
 from gitpub.sync import edits as external
 
-INTERRUPTED = tuple(s.value for s in worker.ACTIVE if s is not State.RECEIVED)
+INTERRUPTED = tuple(s for s in worker.ACTIVE if s is not State.RECEIVED)
 
 
 def _summary(touched: list[Job]) -> None:
@@ -37,11 +37,7 @@ def run_once(ctx: Context, skip: frozenset[str] = frozenset()) -> list[Job]:
 
 def interrupted(ctx: Context) -> tuple[str, ...]:
     """Jobs a dead worker left mid-way (anything active but not yet started)."""
-    marks = ",".join("?" * len(INTERRUPTED))
-    rows = ctx.store.conn.execute(
-        f"SELECT job_id FROM blog_publication WHERE state IN ({marks})", INTERRUPTED
-    )
-    return tuple(r[0] for r in rows)
+    return reads.ids_in(ctx.store, INTERRUPTED)
 
 
 def recover(ctx: Context, ids: tuple[str, ...]) -> list[Job]:

@@ -26,6 +26,7 @@ from gitpub.ops.doctor.repository import (
 from gitpub.ops.doctor.state import check_leases, check_leftovers, check_locks, database
 from gitpub.ops.doctor.validation import check_validation
 from gitpub.ops.doctor.wedges import check_refs, check_stuck_jobs, check_worktrees
+from gitpub.store import reads
 
 __all__ = ["Finding", "ProblemsFound", "Report", "diagnose", "render", "verdict"]
 
@@ -51,7 +52,7 @@ def diagnose(path: Path) -> Report:
     check_refs(report, repo)
     with database(report, repo) as db:
         if db is not None:
-            known = {r["job_id"]: r for r in db.execute("SELECT * FROM blog_publication")}
+            known = reads.all_rows(db)
             check_locks(report, repo, known)
             check_leases(report, known)
             check_stuck_jobs(report, db, cfg or Config(root=repo.root), known)

@@ -10,7 +10,8 @@ from pathlib import Path
 from gitpub import config as config_mod
 from gitpub.config import Config
 from gitpub.core.errors import ConfigError
-from gitpub.git.repo import Repo, config_value, git_env
+from gitpub.git.process import git_env
+from gitpub.git.repo import Repo, config_value
 from gitpub.ops.doctor.report import OK, PROBLEM, WARNING, Report, some
 from gitpub.sync import hooks
 from gitpub.sync.hooks import setup, tracked

@@ -17,7 +17,7 @@ from gitpub.git.repo import Repo
 from gitpub.ops import cleanup, worker
 from gitpub.ops.doctor import holders
 from gitpub.ops.doctor.report import OK, PROBLEM, WARNING, Report, some
-from gitpub.store import leases, lost
+from gitpub.store import leases, lost, reads
 from gitpub.store.db import SCHEMA_VERSION, now, parse_time
 
 
@@ -41,13 +41,10 @@ def database(report: Report, repo: Repo) -> Iterator[sqlite3.Connection | None]:
         "recovered.sqlite3`, check it with `sqlite3 recovered.sqlite3 'PRAGMA integrity_check'`, "
         "move state.sqlite3 (and its -wal, -shm files) aside and recovered.sqlite3 in its place"
     )
-    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    conn = reads.open_raw(str(path))
     try:
-        conn.row_factory = sqlite3.Row
         try:
-            rows = [r[0] for r in conn.execute("PRAGMA integrity_check")]
-            broken_links = conn.execute("PRAGMA foreign_key_check").fetchall()
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            rows, broken_links, version = reads.health(conn)
         except sqlite3.DatabaseError as exc:
             report.add(
                 "database", PROBLEM, f"{_lost(repo)}{path}: unusable: {exc}", _fix(repo, recover)

@@ -13,6 +13,7 @@ from gitpub.core.states import TERMINAL, State
 from gitpub.git import repair, worktrees
 from gitpub.git.repo import Repo
 from gitpub.ops.doctor.report import OK, PROBLEM, Report, some
+from gitpub.store import reads
 from gitpub.store.db import parse_time
 
 _RUN = "git blogpub run --until-idle"
@@ -92,12 +93,8 @@ def check_stuck_jobs(
 
 
 def _errors_since_reset(db: sqlite3.Connection, job_id: str) -> tuple[int, str]:
-    rows = db.execute(
-        "SELECT step, detail FROM blog_publication_event WHERE job_id = ? ORDER BY seq DESC",
-        (job_id,),
-    )
     count, last = 0, ""
-    for step, detail in rows:
+    for step, detail in reads.steps_newest_first(db, job_id):
         if str(step).startswith("operator:"):
             break
         if step == "worker:error":

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import gitpub
 from gitpub.core.files import write_atomic
-from gitpub.git.repo import Repo, config_value, git_out
+from gitpub.git.process import git_out
+from gitpub.git.repo import Repo, config_value
 
 HOOK_NAMES = ("post-commit", "reference-transaction")
 HOOK_ID = "gitpub-hook-id: 5c2e9a41"

@@ -1,0 +1,144 @@
+"""The questions other rooms ask of the job table, each answered by one query here: no room
+outside `gitpub.store` writes SQL (tests/test_layers.py holds that), so a second store can
+answer the same questions.
+
+Reads that need a whole `Job` live in `gitpub.store.jobs` and `gitpub.store.listing`; these
+answer with ids, paths and counts."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection, Iterator
+
+from gitpub.core.ids import Sha256
+from gitpub.core.states import State
+from gitpub.store.db import Store
+from gitpub.store.jobs import Job
+
+
+def _marks(states: Collection[State]) -> tuple[str, list[str]]:
+    return ",".join("?" * len(states)), [s.value for s in states]
+
+
+def by_key(store: Store, key_sha256: Sha256, display: str | None) -> Job | None:
+    """The job of an idempotency key's hash; `display` also finds a job from before keys were
+    hashed, which kept only the sanitized key (None: the key has no other form)."""
+    row = store.conn.execute(
+        "SELECT * FROM blog_publication WHERE idempotency_key = ?", (key_sha256,)
+    ).fetchone()
+    if row is None and display is not None:
+        row = store.conn.execute(
+            "SELECT * FROM blog_publication WHERE key_legacy = 1 AND key_display = ?", (display,)
+        ).fetchone()
+    return Job.from_row(row) if row else None
+
+
+def allowed_by_events(store: Store, job_id: str) -> set[str]:
+    """Fingerprints a person allowed for this job (`submit --allow`, `resolve --allow`): the
+    `allow` lists of its events."""
+    out: set[str] = set()
+    rows = store.conn.execute(
+        "SELECT detail FROM blog_publication_event WHERE job_id = ? AND detail LIKE '%allow%'",
+        (job_id,),
+    )
+    for (detail,) in rows:
+        value = json.loads(detail or "{}").get("allow")
+        if isinstance(value, list):
+            out.update(str(v) for v in value)
+    return out
+
+
+def ids_in(store: Store, states: Collection[State]) -> tuple[str, ...]:
+    marks, values = _marks(states)
+    rows = store.conn.execute(
+        f"SELECT job_id FROM blog_publication WHERE state IN ({marks}) ORDER BY created_at, job_id",
+        values,
+    )
+    return tuple(r[0] for r in rows)
+
+
+def due(store: Store, active: Collection[State], stamp: str) -> list[str]:
+    """Jobs with work to do at `stamp` and no live lease: active ones, retries whose time has
+    come, and exhausted ones whose delivery probe is due."""
+    marks, values = _marks(active)
+    rows = store.conn.execute(
+        f"SELECT job_id FROM blog_publication WHERE"
+        f" (state IN ({marks})"
+        f"  OR (state = 'RETRY_WAIT' AND next_retry_at <= ?)"
+        f"  OR (state = 'FAILED' AND failure_code = 'delivery_exhausted' AND next_retry_at <= ?))"
+        f" AND (lease_token IS NULL OR lease_expires_at < ?)"
+        f" ORDER BY created_at, job_id",
+        (*values, stamp, stamp, stamp),
+    )
+    return [r[0] for r in rows]
+
+
+def leased(store: Store, active: Collection[State], stamp: str) -> list[tuple[str, str]]:
+    """(job id, lease owner) of each job with work whose lease is still running at `stamp`."""
+    marks, values = _marks(active)
+    rows = store.conn.execute(
+        f"SELECT job_id, lease_owner FROM blog_publication WHERE lease_token IS NOT NULL"
+        f" AND lease_expires_at >= ? AND (state IN ({marks}) OR state IN ('RETRY_WAIT', 'FAILED'))"
+        f" ORDER BY created_at, job_id",
+        (stamp, *values),
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+def sealed_before(
+    store: Store, job: Job, states: Collection[State]
+) -> Iterator[tuple[str, str, str | None]]:
+    """(target path, artifact folder, artifact hash) of each job in `states` that was
+    submitted before `job` and has sealed its artifacts, oldest first."""
+    marks, values = _marks(states)
+    rows = store.conn.execute(
+        f"SELECT target_path, artifact_dir, artifact_sha256 FROM blog_publication"
+        f" WHERE state IN ({marks}) AND artifact_dir IS NOT NULL AND target_path IS NOT NULL"
+        f" AND job_id != ? AND (created_at < ? OR (created_at = ? AND job_id < ?))"
+        f" ORDER BY created_at, job_id",
+        (*values, job.job_id, job.created_at, job.created_at, job.job_id),
+    )
+    for row in rows:
+        yield row[0], row[1], row[2]
+
+
+def states_and_times(store: Store) -> dict[str, tuple[State, str]]:
+    """Every job's state and last change."""
+    rows = store.conn.execute("SELECT job_id, state, updated_at FROM blog_publication")
+    return {r[0]: (State(r[1]), r[2]) for r in rows}
+
+
+# What the doctor and a rebuild read from a database file they open themselves: they must
+# not migrate it, and it may be damaged.
+
+
+def open_raw(path: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def health(conn: sqlite3.Connection) -> tuple[list[str], list[object], int]:
+    """SQLite's integrity check, its broken foreign keys and the schema version."""
+    rows = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+    broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    return rows, broken, int(version)
+
+
+def all_rows(conn: sqlite3.Connection) -> dict[str, sqlite3.Row]:
+    return {r["job_id"]: r for r in conn.execute("SELECT * FROM blog_publication")}
+
+
+def count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM blog_publication").fetchone()[0])
+
+
+def steps_newest_first(conn: sqlite3.Connection, job_id: str) -> list[tuple[str, str]]:
+    """(step, detail) of a job's events, the newest first."""
+    rows = conn.execute(
+        "SELECT step, detail FROM blog_publication_event WHERE job_id = ? ORDER BY seq DESC",
+        (job_id,),
+    )
+    return [(str(r[0]), r[1] or "") for r in rows]
