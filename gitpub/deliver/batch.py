@@ -15,8 +15,8 @@ from gitpub.context import Context
 from gitpub.core import crash
 from gitpub.core.errors import GitCommandError, git_cause
 from gitpub.core.ids import Oid
-from gitpub.deliver import confirm, recheck, replay
-from gitpub.deliver.commit import point_jobs_refs, target_unchanged
+from gitpub.deliver import confirm, guard, recheck, replay
+from gitpub.deliver.commit import load_manifest, point_jobs_refs, target_unchanged
 from gitpub.git import objects, repair
 from gitpub.store import jobs, leases
 from gitpub.store.jobs import Job, Move
@@ -24,7 +24,7 @@ from gitpub.store.jobs import Job, Move
 
 @dataclass
 class Result:
-    kind: str  # published | retry | conflict | recheck | fault
+    kind: str  # published | retry | conflict | review | recheck | fault
     reason: str = ""
     remote_commit: Oid | None = None
     detail: dict[str, Any] = field(default_factory=dict)
@@ -113,12 +113,13 @@ def _push_round(
         for job in pending:
             results[job.job_id] = Result("retry", f"remote branch {pub.branch!r} does not exist")
         return []
-    stacked, stack = _stack(ctx, pending, heads, tip, probes, results)
+    checked = guard.Checked()
+    stacked, stack = _stack(ctx, pending, heads, tip, probes, results, checked)
     if not stacked:
         return []
     stacked = _record_stack(ctx, stacked, heads)
     crash.point("after_rebase_before_push")
-    pushed = repo.push(pub.remote, stack, pub.branch)
+    pushed = guard.push(repo, checked, pub.remote, tip, stack, pub.branch)
     if pushed.ok:
         crash.point("after_push_before_db")
         _note_all(ctx, stacked, "push", lambda j: {"commit": heads[j.job_id], "race": race})
@@ -157,10 +158,12 @@ def _stack(
     tip: Oid,
     probes: frozenset[str],
     results: Results,
+    checked: guard.Checked,
 ) -> tuple[list[Job], Oid]:
     """Each job's commit replayed onto the one before it, starting at the remote tip. A job
-    whose target moved on the remote, which needs a recheck first, or whose replay conflicts
-    drops out with its result; the next job is stacked on the last one that stayed."""
+    whose target moved on the remote, which needs a recheck first, whose replay conflicts or
+    whose commit would change more than its own files drops out with its result; the next job
+    is stacked on the last one that stayed."""
     stack, stacked = tip, []
     for job in pending:
         # CAS against the remote, not the stack: a batch never holds two jobs that write
@@ -190,6 +193,19 @@ def _stack(
             )
             continue
         assert rebased is not None
+        try:
+            own = guard.WriteSet({e.path: e.sha256 for e in load_manifest(ctx, job)})
+        except Exception as exc:  # this job's trouble, not the batch's
+            results[job.job_id] = Result("fault", str(exc), error=exc)
+            continue
+        beyond = checked.check(ctx.repo, stack, rebased, own)
+        if beyond:
+            results[job.job_id] = Result(
+                "review",
+                "the commit would change more than the job's own files: " + "; ".join(beyond),
+                detail={"failure_code": "write_set_violation", "paths": beyond},
+            )
+            continue
         stack = heads[job.job_id] = rebased
         stacked.append(job)
         crash.point("during_batch_stacking")

@@ -109,8 +109,8 @@ def _settle_all(
         moves += _moves(ctx, job, result, job.job_id in probes)
         if result.kind == "published":
             settle[job.job_id] = "delivered"
-        elif result.kind == "conflict" and job.job_id not in probes:
-            settle[job.job_id] = "conflict"
+        elif result.kind in ("conflict", "review") and job.job_id not in probes:
+            settle[job.job_id] = result.kind
     if not moves:
         return {}
 
@@ -146,6 +146,16 @@ def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
                 "probe",
                 {"result": result.kind, "reason": result.reason},
                 {"next_retry_at": at(time.time() + retry.probe_interval)},
+            )
+        ]
+    if result.kind == "review":
+        return [
+            Move(
+                job,
+                State.REVIEW,
+                "review",
+                {"reason": result.reason, "paths": result.detail.get("paths", [])},
+                {"failure_code": result.detail.get("failure_code", "review")},
             )
         ]
     if result.kind == "conflict":

@@ -36,14 +36,14 @@ _LOCATION_VARS = (
 # git's messages are read by gitpub (failure codes, the wedge detector, `error:` lines), so
 # git speaks one language to it whatever the user's: with LANGUAGE=de git says
 # "Schwerwiegend:" where the checks look for "fatal:". C is the one locale every system has;
-# paths are unaffected (git quotes them by core.quotePath, not by locale).
-_LOCALE_VARS = ("LANGUAGE", "LANG", "LC_ALL", "LC_MESSAGES", "LC_CTYPE")
+# paths are unaffected (git quotes them by core.quotePath, not by locale). Under LC_ALL=C,
+# gettext ignores LANGUAGE too.
 
 
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of every git command gitpub runs: no variable that pins git to
     another repository, the C locale, no terminal prompt, and the writer mark."""
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS and k not in _LOCALE_VARS}
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
     env["LC_ALL"] = "C"
     env[WRITER_ENV] = "1"
     env.setdefault("GIT_TERMINAL_PROMPT", "0")

@@ -46,6 +46,23 @@ class Mutant:
 
 MUTANTS = (
     Mutant(
+        "the write-set guard waved through",
+        "gitpub/deliver/batch.py",
+        "        beyond = checked.check(ctx.repo, stack, rebased, own)\n",
+        "        beyond = []\n        checked.passed[rebased] = stack\n",
+        (
+            "tests/test_write_set.py::test_the_review_names_the_write_set_violation",
+            "tests/test_write_set.py::test_a_path_clash_never_deletes_another_file",
+        ),
+    ),
+    Mutant(
+        "git read in the user's language",
+        "gitpub/git/process.py",
+        '    env["LC_ALL"] = "C"\n',
+        "",
+        ("tests/test_git_locale.py::test_git_run_by_gitpub_says_fatal_in_any_locale",),
+    ),
+    Mutant(
         "confirmation ignores the manifest",
         "gitpub/git/trailers.py",
         'pair = (found.get(JOB_ID, ""), found.get(MANIFEST, ""))',
