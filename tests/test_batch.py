@@ -159,7 +159,7 @@ def test_a_batch_in_a_font_blog_goes_out_in_one_push_with_the_subset_of_every_ar
     blog.ok("run", "--until-idle")
 
     assert len(pushes(blog)) == 1
-    for job_id, text in zip(ids, texts):
+    for job_id, text in zip(ids, texts, strict=True):
         job = blog.job(job_id)["job"]
         assert job["state"] == "PUBLISHED", blog.job(job_id)["events"]
         assert blog.commits_with_job(job_id) == 1

@@ -228,7 +228,7 @@ def missing(repo: Repo, oids: Iterable[str]) -> list[str]:
         env={"GIT_NO_LAZY_FETCH": "1"},
     )
     gone = []
-    for oid, line in zip(wanted, proc.stdout.decode("utf-8", "replace").splitlines()):
+    for oid, line in zip(wanted, proc.stdout.decode("utf-8", "replace").splitlines(), strict=False):
         if line.endswith(" missing"):
             gone.append(oid)
     return gone

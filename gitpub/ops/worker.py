@@ -209,7 +209,11 @@ class _Round:
 
 def _still_held(ctx: Context, held: list[Job]) -> list[Job]:
     rows = [jobs.get(ctx.store, j.job_id) for j in held]
-    return [r for r, j in zip(rows, held) if r is not None and r.lease_token == j.lease_token]
+    return [
+        r
+        for r, j in zip(rows, held, strict=True)
+        if r is not None and r.lease_token == j.lease_token
+    ]
 
 
 def run_until_idle(

@@ -125,7 +125,9 @@ def _hits_for(rule: Rule, ruleset: Ruleset, lines: _Lines, path: str | None) -> 
         wanted = set().union(*(lines.with_keyword(k) for k in rule.keywords))
         chunks = [w for i in sorted(wanted) for w in _windows(lines.starts[i], lines.lines[i])]
     else:
-        chunks = [w for pair in zip(lines.starts, lines.lines) for w in _windows(*pair)]
+        chunks = [
+            w for pair in zip(lines.starts, lines.lines, strict=True) for w in _windows(*pair)
+        ]
     for offset, chunk in chunks:
         previous_end = 0
         for m in rule.regex.finditer(chunk):
