@@ -83,6 +83,19 @@ class Preparer(Recorder):
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
         assets = intake.job_assets(self.ctx, self.job)
         decided = self.decide(target, text, existing, assets, by_operator)
+        if isinstance(decided, Outcome) and decided.state is State.SKIPPED:
+            # SKIPPED is final, so it is decided on the remote's truth: a base from an old
+            # fetch (a post removed since on another clone) never ends a job.
+            fresh = self.fresh_base()
+            if fresh != base:
+                self.note(
+                    "base:refreshed",
+                    {"from": base, "to": fresh},
+                    {"base_commit": fresh},
+                    durable=False,
+                )
+                self.refreshed = True
+                return self._run()
         if isinstance(decided, Outcome):
             return decided
         verdict = decided
@@ -150,6 +163,17 @@ class Preparer(Recorder):
                 return Outcome(State.REVIEW, f"fonts: {fonts_answer['review']}")
             written += list(fonts_answer.get("outputs", {}))
         return self.seal(worktree, written)
+
+    refreshed = False  # the base was fetched again in this prepare: it is the remote's tip
+
+    def fresh_base(self) -> Oid | None:
+        """The remote branch's tip as a fetch finds it now (a failed fetch raises: the job
+        waits for the network rather than end on an old picture of the remote)."""
+        p = self.ctx.config.publish
+        if not self.refreshed:
+            self.ctx.repo.fetch(p.remote, p.branch)
+            self.refreshed = True
+        return self.ctx.repo.resolve(self.ctx.tracking_ref)
 
     def base_commit(self) -> Oid | None:
         if self.job.base_commit:

@@ -46,6 +46,13 @@ class Mutant:
 
 MUTANTS = (
     Mutant(
+        "SKIPPED on a stale fetch",
+        "gitpub/prepare/__init__.py",
+        "            if fresh != base:\n",
+        "            if False:\n",
+        ("tests/test_remote_truth.py::test_a_stale_fetch_never_ends_a_publish_in_skipped",),
+    ),
+    Mutant(
         "the write-set guard waved through",
         "gitpub/deliver/batch.py",
         "        beyond = checked.check(ctx.repo, stack, rebased, own)\n",
