@@ -55,6 +55,10 @@ def hermetic(
     for key in list(os.environ):
         if key.startswith(("GIT_", "GITPUB_")):
             monkeypatch.delenv(key)
+    # A terminal's size, as pytest-xdist's workers inherit it: commands under test write to a
+    # pipe, as an agent's would, and must not wrap their lines to a terminal nobody sees.
+    for key in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(key, raising=False)
     env = {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -178,6 +182,11 @@ class Blog:
         return str(
             self.ok("submit", "--key", key, "--source", str(src), "--json", *extra).json()["job_id"]
         )
+
+    def submit_args(self, key: str, source: Path, *extra: str) -> str:
+        """Submit a source file as it is (its bytes), with more options; the job id."""
+        res = self.ok("submit", "--key", key, "--source", str(source), "--json", *extra)
+        return str(res.json()["job_id"])
 
     def remote_git(self, *args: str) -> str:
         return git(self.remote, *args)

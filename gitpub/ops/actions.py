@@ -13,6 +13,7 @@ from gitpub.core.files import write_atomic
 from gitpub.core.states import OPERATOR_TRANSITIONS, State
 from gitpub.deliver import confirm
 from gitpub.git import trailers
+from gitpub.intake import checks
 from gitpub.prepare import branch_name, discard_worktree
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import jobs, outbox
@@ -142,10 +143,10 @@ def resume(ctx: Context, job_id: str, allow: Sequence[str] = ()) -> Job:
     parents = ctx.repo.commit(head).parent_ids
     if not parents:
         raise InputError(f"job {job.job_id}: branch {branch} has no parent to build on")
-    text = intake.decode_source(
+    text = checks.decode_source(
         data, f"{branch}:{job.target_path}", ctx.config.publish.max_source_bytes
     )
-    allow = intake.check_allow(allow)
+    allow = checks.check_allow(allow)
     allowed = intake.allowed(ctx, job.job_id) | frozenset(allow)
     target = job.target_path
     _forget_commit(ctx, job, "continue")

@@ -22,6 +22,7 @@ from gitpub.core.errors import InputError
 from gitpub.core.ids import Oid
 from gitpub.core.states import State
 from gitpub.git import worktrees
+from gitpub.intake import checks
 from gitpub.prepare import manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
@@ -124,6 +125,7 @@ class Preparer(Recorder):
         target_file.write_bytes(text.encode("utf-8"))
         written = [path]
         for name, asset_path in rules.asset_paths(target, assets).items():
+            (worktree / asset_path).parent.mkdir(parents=True, exist_ok=True)
             (worktree / asset_path).write_bytes(assets[name])
             written.append(asset_path)
 
@@ -214,7 +216,7 @@ class Preparer(Recorder):
                 submitted=datetime.fromtimestamp(parse_time(self.job.created_at), timezone.utc),
             )
             chosen, explicit, origin = named.path, named.explicit, named.origin
-        path = intake.check_target(cfg, self.ctx.repo.root, chosen, origin)
+        path = checks.check_target(cfg, self.ctx.repo.root, chosen, origin)
         return rules.Target(path, explicit, origin)
 
     def decide(
