@@ -169,7 +169,8 @@ def test_every_shipped_rule_compiles() -> None:
 
 def test_the_scanner_loads_neither_pygit2_nor_fonttools() -> None:
     code = (
-        "import sys; from gitpub import scan; from gitpub.scan import sanitize; scan.scan('key = abc'); "
+        "import sys; from gitpub import scan; from gitpub.scan import sanitize; "
+        "scan.scan('key = abc'); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygit2', 'fontTools')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
