@@ -29,6 +29,7 @@ _RESET = dict(
     artifact_sha256=None,
     local_commit=None,
     remote_commit=None,
+    withdrawn_at=None,
     attempt=0,
     next_retry_at=None,
     last_recheck_head=None,
@@ -38,10 +39,14 @@ _RESET = dict(
 
 def _require_operable(ctx: Context, job_id: str, verb: str) -> Job:
     job = jobs.require(ctx.store, job_id)
-    if job.state not in OPERATOR_TRANSITIONS:
+    withdrawn = job.state is State.PUBLISHED and job.withdrawn_at is not None
+    if job.state not in OPERATOR_TRANSITIONS or (job.state is State.PUBLISHED and not withdrawn):
         raise InputError(
             f"job {job.job_id} is {job.state.value}; {verb} applies to REVIEW, CONFLICT or FAILED"
+            + (" (and retry to a withdrawn publication)" if verb == "retry" else "")
         )
+    if withdrawn and verb != "retry":
+        raise InputError(f"job {job.job_id} is a withdrawn publication; only retry applies")
     return job
 
 

@@ -111,6 +111,9 @@ _MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """,
     # version 3
     _hash_keys,
+    # version 4: a PUBLISHED job whose content left the published branch (a takedown, a
+    # force-push) is marked withdrawn, never published again by itself.
+    "ALTER TABLE blog_publication ADD COLUMN withdrawn_at TEXT",
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -20,7 +20,9 @@ from typing import Any
 from gitpub.context import Context
 from gitpub.core.errors import GitCommandError, GitpubError
 from gitpub.core.ids import Oid
+from gitpub.deliver import withdrawn
 from gitpub.deliver.relay import backoff
+from gitpub.git.process import git_out
 from gitpub.store import outbox
 from gitpub.store.db import now
 from gitpub.store.outbox import ExternalEvent
@@ -89,6 +91,9 @@ def _commits_payload(ctx: Context) -> dict[str, Any] | None:
     tip = ctx.repo.resolve(ctx.tracking_ref)
     if local is None or tip is None or not gx.unpushed_content(ctx, local, tip):
         return None
+    unpushed = set(git_out(["rev-list", local, "--not", tip], ctx.repo.root).split())
+    if unpushed <= set(withdrawn.once_on_remote(ctx, local, tip)):
+        return None  # nothing new: what the remote once held and let go (a takedown)
     return {"type": "commits", "branch": ctx.config.publish.branch, "head": local}
 
 
@@ -183,6 +188,14 @@ def _deliver_locked(ctx: Context, report: Report) -> tuple[Oid, Oid] | None:
     if not waiting:
         return None
     assert local is not None  # an event waits only on commits of the local branch
+    taken = withdrawn.once_on_remote(ctx, local, tip)
+    if taken:
+        # A person's commits on top of a takedown would push the taken-down commits again:
+        # a person decides (rebase them off it, or reset the branch to the remote's).
+        for event in waiting:
+            outbox.settle_external(ctx.store, event.event_id, outbox.CONFLICT)
+        report.conflicts.extend(f"{o[:12]} (taken off the remote branch)" for o in taken)
+        return None
     try:
         pushed = gx.push_branch(ctx, local)
     except GitpubError as exc:  # a failed git command, a font that cannot be built

@@ -46,6 +46,20 @@ class Mutant:
 
 MUTANTS = (
     Mutant(
+        "a takedown pushed back as a hand edit",
+        "gitpub/deliver/withdrawn.py",
+        "    return sorted(Oid(o) for o in mine & were)\n",
+        "    return []\n",
+        ("tests/test_takedown.py::test_a_takedown_is_never_pushed_back",),
+    ),
+    Mutant(
+        "the door lets a token in a name through",
+        "gitpub/intake/checks.py",
+        "    found = scan(value, allow=allow)\n",
+        "    found = []\n",
+        ("tests/test_secrets.py::test_a_name_holding_a_token_is_refused_at_the_door",),
+    ),
+    Mutant(
         "SKIPPED on a stale fetch",
         "gitpub/prepare/__init__.py",
         "            if fresh != base:\n",
@@ -386,7 +400,8 @@ def check_copy_is_imported(copy: Path) -> None:
 def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, str]:
     """pytest on ROOT's tests against the package in `copy`; stops at the first failure.
     Runs from inside the copy, so `python -m pytest` puts the copy first on sys.path."""
-    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rfE"]
+    # One process: the guarding tests are few, and xdist ends a run stopped by -x with exit 2.
+    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-rfE"]
     argv += ["--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
     argv += [str(ROOT / t) for t in tests]
     try:
