@@ -32,6 +32,8 @@ def test_a_takedown_is_never_pushed_back(blog: Blog) -> None:
     shown = blog.job(job_id)["job"]
     assert shown["state"] == "PUBLISHED" and shown["withdrawn"] is True
     assert "withdrawn" in blog.ok("status", "--all").stdout
+    doctor = blog.blogpub("doctor", "--json").json()
+    assert any(f["check"] == "withdrawn" and job_id[:8] in f["message"] for f in doctor["findings"])
 
     # A person decides to publish it again: retry.
     blog.ok("retry", job_id)

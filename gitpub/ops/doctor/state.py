@@ -174,6 +174,20 @@ _DRIVEN = frozenset(worker.ACTIVE) | {State.RETRY_WAIT, State.FAILED}
 """States a worker still moves a job out of: a stale lease there holds the job up."""
 
 
+def check_withdrawn(report: Report, known: dict[str, sqlite3.Row]) -> None:
+    """Publications taken off the remote branch since (a takedown): never pushed back."""
+    # sqlite3.Row: `in` looks at values, keys() at columns (an old schema has no such column).
+    gone = [i for i, r in known.items() if "withdrawn_at" in r.keys() and r["withdrawn_at"]]  # noqa: SIM118
+    if gone:
+        report.add(
+            "withdrawn",
+            WARNING,
+            f"{len(gone)} published job(s) were taken off the remote branch since "
+            f"({', '.join(i[:8] for i in gone[:5])}); gitpub will not push them back",
+            "nothing to do for a takedown; `git blogpub retry JOB` publishes one again",
+        )
+
+
 def check_leases(report: Report, known: dict[str, sqlite3.Row]) -> None:
     stamp, bad = now(), 0
     take_over = "git blogpub run --until-idle (or git blogpub reconcile) takes the job over"
