@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from gitpub.config import Config
 from gitpub.context import Context
@@ -177,7 +178,7 @@ def find_sync_commit(ctx: Context, tip: str, event_id: str, since: str | None) -
 
 @dataclass
 class Pushed:
-    kind: str  # pushed | conflict | retry
+    kind: Literal["pushed", "conflict", "retry"]
     commit: Oid | None = None
     reason: str = ""
     paths: list[str] = field(default_factory=list)
