@@ -14,12 +14,11 @@ import dataclasses
 import random
 import shutil
 import sqlite3
-import time
 from collections.abc import Sequence
 
 from gitpub import trust
 from gitpub.context import Context
-from gitpub.core import crash
+from gitpub.core import clock, crash
 from gitpub.core.errors import GitCommandError
 from gitpub.core.states import State
 from gitpub.deliver import batch, recheck, replay
@@ -145,7 +144,7 @@ def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
                 None,
                 "probe",
                 {"result": result.kind, "reason": result.reason},
-                {"next_retry_at": at(time.time() + retry.probe_interval)},
+                {"next_retry_at": at(clock.time() + retry.probe_interval)},
             )
         ]
     if result.kind == "review":
@@ -184,7 +183,7 @@ def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
                 "delay": round(delay, 3),
                 **({"git": result.detail["git"]} if "git" in result.detail else {}),
             },
-            {"attempt": attempt, "next_retry_at": at(time.time() + delay)},
+            {"attempt": attempt, "next_retry_at": at(clock.time() + delay)},
         )
     ]
     if exhausted:

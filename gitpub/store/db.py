@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gitpub.core import clock
 from gitpub.core.errors import GitpubError
 from gitpub.core.ids import sha256_hex
 
@@ -120,8 +121,8 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 
 
 def now() -> str:
-    """UTC timestamp text that sorts lexicographically in time order."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """UTC timestamp text that sorts lexicographically in time order (gitpub's clock)."""
+    return at(clock.time())
 
 
 def at(epoch: float) -> str:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitpub.context import Context
+from gitpub.core import clock
 from gitpub.core.errors import GitCommandError, GitpubError
 from gitpub.core.ids import Oid
 from gitpub.deliver import withdrawn
@@ -110,7 +110,7 @@ def _scan_due(state_dir: Path) -> bool:
         last = (state_dir / SCAN_STAMP).stat().st_mtime
     except FileNotFoundError:
         return True
-    return time.time() - last >= SCAN_PERIOD
+    return clock.time() - last >= SCAN_PERIOD
 
 
 # ------------------------------------------------------------------ delivery

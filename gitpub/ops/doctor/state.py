@@ -6,10 +6,10 @@ from __future__ import annotations
 import contextlib
 import socket
 import sqlite3
-import time
 from collections.abc import Iterator
 
 from gitpub.config import Config
+from gitpub.core import clock
 from gitpub.core.states import State
 from gitpub.git import trailers
 from gitpub.git.locks import ORDER, Locks
@@ -204,7 +204,7 @@ def check_leases(report: Report, known: dict[str, sqlite3.Row]) -> None:
                 take_over,
             )
         elif expires and expires < stamp:
-            ago = time.time() - parse_time(expires)
+            ago = clock.time() - parse_time(expires)
             host, _, pid = (owner or "").rpartition(":")
             look = (
                 f"ps -o pid,etime,args -p {pid}"
@@ -228,7 +228,7 @@ def check_leftovers(report: Report, repo: Repo, cfg: Config, known: dict[str, sq
     """Orphan job worktrees and branches, finished jobs' leftovers, job refs without a job."""
     inv = cleanup.inventory(repo, repo.state_dir)
     infos = {i: cleanup.JobInfo(State(r["state"]), r["updated_at"]) for i, r in known.items()}
-    p = cleanup.plan(repo, repo.state_dir, inv, infos, cfg.gc.keep_days, time.time())
+    p = cleanup.plan(repo, repo.state_dir, inv, infos, cfg.gc.keep_days, clock.time())
     orphans = sorted(i for i, why in p.worktrees.items() if i not in known)
     finished = sorted(i for i in p.worktrees if i in known)
     if orphans:
