@@ -245,3 +245,30 @@ def test_a_clone_without_its_remote_is_refused_before_serving(tmp_path: Path) ->
     assert proc.returncode == 1 and proc.stdout == ""
     (line,) = proc.stderr.splitlines()
     assert line.startswith("git blogpub: ") and "no remote named 'origin'" in line
+
+
+def test_the_api_and_the_tools_are_one_door(blog: Blog) -> None:
+    """A request handed over through the Python API and retried through MCP (or the other
+    way round) is one job: one intake, one key space, the assets given the same way."""
+    from gitpub import Publisher
+
+    text = distinct("Either door", 7)
+    logo = b"\x89PNG\r\n\x1a\n" + bytes(64)
+    via_api = asyncio.run(Publisher(blog.root).asubmit(text, key="door", assets={"logo.png": logo}))
+
+    async def agent() -> tuple[dict, str]:
+        async with connect(blog) as a:
+            again = await a.ok(
+                "submit",
+                key="door",
+                text=text,
+                assets=[{"path": "logo.png", "content_base64": base64.b64encode(logo).decode()}],
+            )
+            other = await a.refused("submit", key="door", text=distinct("Either door", 8))
+            return again, other
+
+    again, other = asyncio.run(agent())
+    assert again == {"job_id": via_api.job_id, "created": False, "state": "RECEIVED"}
+    assert other == f"key door was used for a different source (job {via_api.job_id})"
+    folder = blog.root / ".git" / "blogpub" / "jobs" / via_api.job_id / "assets"
+    assert (folder / "logo.png").read_bytes() == logo
