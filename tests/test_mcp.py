@@ -113,13 +113,25 @@ def test_wait_answers_at_its_timeout_with_the_state_the_job_has(blog: Blog) -> N
         async with connect(blog) as a:  # no worker: nothing delivers
             job_id = (await a.ok("submit", key="slow", text=distinct("Slow", 2)))["job_id"]
             start = time.monotonic()
-            done = await a.ok("wait", job_id=job_id[:8], timeout_s=1)
+            finished: list[str] = []
+
+            async def timed(name: str, tool: str, **args: object) -> dict:
+                answer = await a.ok(tool, **args)
+                finished.append(name)
+                return answer
+
+            # A pending wait holds up nothing: a status asked meanwhile answers first.
+            done, _ = await asyncio.gather(
+                timed("wait", "wait", job_id=job_id[:8], timeout_s=2),
+                timed("status", "status"),
+            )
             took = time.monotonic() - start
+            assert finished == ["status", "wait"]
             return done, took, await a.refused("wait", job_id="0000ffff", timeout_s=1)
 
     done, took, unknown = asyncio.run(agent())
     assert done["final"] is False and done["job"]["state"] == "RECEIVED"
-    assert done["waited_s"] >= 1 and took < 10
+    assert done["waited_s"] >= 2 and took < 10
     assert unknown == "job 0000ffff: no such job"
     assert len(blog.remote_log()) == 1  # the scaffold alone
 

@@ -91,6 +91,8 @@ def _summary(name: str, data: dict[str, Any]) -> str:
     job, final = data["job"], data["final"]
     if job["state"] == "PUBLISHED":
         return f"{job['job_id']} PUBLISHED: {job['target_path']} at {job['remote_commit']}"
+    if job["state"] == "SKIPPED":
+        return f"{job['job_id']} SKIPPED: nothing to publish (`show` says why)"
     if final:
         code = f" ({job['failure_code']})" if job.get("failure_code") else ""
         return f"{job['job_id']} {job['state']}{code}: a person must act (`show` says why)"
