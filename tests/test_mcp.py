@@ -284,3 +284,35 @@ def test_the_api_and_the_tools_are_one_door(blog: Blog) -> None:
     assert other == f"key door was used for a different source (job {via_api.job_id})"
     folder = blog.root / ".git" / "blogpub" / "jobs" / via_api.job_id / "assets"
     assert (folder / "logo.png").read_bytes() == logo
+
+
+def test_wait_tells_an_agent_what_to_say_when_nothing_was_published(blog: Blog) -> None:
+    """SKIPPED (the bytes are already there) and REVIEW (a gate failed) are final too; the
+    answer's first line says which, and `show` carries the reason to pass on."""
+    hello = (blog.root / "content" / "posts" / "hello.mdx").read_text("utf-8")
+    broken = article("Broken", "<Note>\n\nnever closed\n")
+
+    async def agent() -> list[tuple[dict, str]]:
+        async with connect(blog, "--worker", "--interval", "0.2") as a:
+            out = []
+            for key, text, target in (
+                ("same", hello, "content/posts/hello.mdx"),
+                ("broken", broken, None),
+            ):
+                args = {"key": key, "text": text, **({"target": target} if target else {})}
+                job_id = (await a.ok("submit", **args))["job_id"]
+                res = await a.call("wait", job_id=job_id, timeout_s=60)
+                assert not res.is_error and isinstance(res.structured_content, dict)
+                out.append((res.structured_content, res.content[0].text))
+            shown = await a.ok("show", key="broken")
+            out.append((shown, ""))
+            return out
+
+    (same, same_line), (bad, bad_line), (shown, _) = asyncio.run(agent())
+    assert same["final"] and same["job"]["state"] == "SKIPPED"
+    assert same_line.endswith("SKIPPED: nothing to publish (`show` says why)")
+    assert bad["final"] and bad["job"]["state"] == "REVIEW"
+    assert "REVIEW" in bad_line and "a person must act" in bad_line
+    reasons = [e["detail"].get("reason", "") for e in shown["events"]]
+    assert any("tag <Note> is never closed" in r for r in reasons), reasons
+    assert len(blog.remote_log()) == 1  # nothing reached the remote
