@@ -50,8 +50,8 @@ def test_two_servers_with_ten_keys_each_publish_twenty_jobs_once(blog: Blog) -> 
     assert len(created) == len(set(created)) == 2 * PER_SERVER  # one creation per key
     assert {a["job_id"] for a in answers} == set(created)
     # Both servers agree on which job each key is.
-    by_key_a = {k: a["job_id"] for k, a in zip([*own["a"], *own["b"]], answers_a)}
-    by_key_b = {k: a["job_id"] for k, a in zip([*own["b"], *own["a"]], answers_b)}
+    by_key_a = {k: a["job_id"] for k, a in zip([*own["a"], *own["b"]], answers_a, strict=True)}
+    by_key_b = {k: a["job_id"] for k, a in zip([*own["b"], *own["a"]], answers_b, strict=True)}
     assert by_key_a == by_key_b
 
     for done in done_a + done_b:

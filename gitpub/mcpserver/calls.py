@@ -3,8 +3,9 @@
 No MCP here: each function takes arguments already checked against the tool's input schema
 and returns the JSON object the tool answers with, or raises GitpubError with the line the
 CLI would print. The work goes through the doors the CLI and the Python API use: `submit`
-is `Publisher.submit` (intake, scan, idempotency by key), `status`/`show` read with the
-functions behind `status --json`/`show --json`, `dry_run` is the dry run's own preview."""
+is `intake.accept`, as `Publisher.submit` is (scan, idempotency by key); `status`/`show`
+read with the functions behind `status --json`/`show --json`; `dry_run` is the dry run's
+own preview."""
 
 from __future__ import annotations
 
@@ -14,14 +15,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gitpub import config, intake, joblist, jobs, lost, scan
-from gitpub.api import Publisher
+from gitpub import config, intake
 from gitpub.context import open_context
-from gitpub.errors import InputError
-from gitpub.gitrepo import Repo
+from gitpub.core.errors import InputError
+from gitpub.core.states import State
+from gitpub.git.repo import Repo
 from gitpub.mcpserver.tools import FINAL
-from gitpub.sanitize import sanitize_obj
-from gitpub.states import State
+from gitpub.scan.sanitize import sanitize_obj
+from gitpub.store import jobs, lost
+from gitpub.store import listing as joblist
 
 MEANING = {
     "READY_TO_COMMIT": "a submit would commit and publish this",
@@ -47,7 +49,10 @@ def assets(given: list[dict[str, str]] | None) -> dict[str, bytes] | None:
         if name in out:
             raise InputError(f"asset {name!r}: given twice")
         if "text" in item:
-            out[name] = item["text"].encode("utf-8")
+            try:
+                out[name] = item["text"].encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate, which JSON can carry
+                raise InputError(f"asset {name!r}: text is not valid Unicode") from None
             continue
         try:
             out[name] = base64.b64decode(item["content_base64"], validate=True)
@@ -56,15 +61,27 @@ def assets(given: list[dict[str, str]] | None) -> dict[str, bytes] | None:
     return out
 
 
-def submit(root: Path, args: dict[str, Any]) -> dict[str, Any]:
-    done = Publisher(root).submit(
+def request(args: dict[str, Any], key: str | None) -> intake.Request:
+    """The call as the door takes it. Refusals name the text and assets as the Python API
+    names them (by the key), or plainly for a dry run, which has no key."""
+    files = assets(args.get("assets")) or {}
+    tail = f" for key {key!r}" if key is not None else ""
+    return intake.Request(
+        key if key is not None else "dry-run",
         args["text"],
-        key=args["key"],
-        target=args.get("target"),
-        allow=tuple(args.get("allow", ())),
-        assets=assets(args.get("assets")),
+        args.get("target"),
+        None,
+        tuple(args.get("allow", ())),
+        files,
+        f"source{tail}",
+        {rel: f"asset {rel!r}{tail}" for rel in files},
     )
-    return plain({"job_id": done.job_id, "created": done.created, "state": done.state})
+
+
+def submit(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    """`git blogpub submit --json`, through the door the Python API uses."""
+    job, created = intake.accept(root, request(args, args["key"]))
+    return plain({"job_id": job.job_id, "created": created, "state": job.state.value})
 
 
 def _no_store_yet(root: Path) -> bool:
@@ -120,23 +137,13 @@ def job(root: Path, job_id: str) -> tuple[dict[str, Any], bool]:
 def dry_run(root: Path, args: dict[str, Any]) -> dict[str, Any]:
     """`git blogpub dry-run`: validated and refused as a submit would be, then prepared in
     throwaway state; the blog's store, job folders, refs and checkout stay as they are."""
-    from gitpub import dryrun  # the prepare pipeline: only this tool needs it
+    from gitpub.ops import dryrun  # the prepare pipeline: only this tool needs it
 
     repo = Repo.discover(root)
     cfg = config.load(repo.root)
-    text = args["text"]
-    name = "source"
-    text = intake.decode_source(text.encode("utf-8"), name, cfg.publish.max_source_bytes)
-    target = args.get("target")
-    if target is not None:
-        target = intake.check_target(cfg, repo.root, target)
-    scan.refuse(text, name, allow=cfg.scan.allow)
-    files = assets(args.get("assets")) or {}
-    for asset, data in sorted(files.items()):
-        intake.check_asset_name(asset)
-        scan.refuse_file(data, f"asset {asset!r}", allow=cfg.scan.allow)
+    req = intake.check(cfg, repo.root, request(args, None))
     with dryrun.scratch_context(repo, cfg) as ctx:
-        p = dryrun.preview(ctx, text, target, files)
+        p = dryrun.preview(ctx, req.text, req.target, dict(req.assets))
     return plain(
         {
             "outcome": p.outcome.value,

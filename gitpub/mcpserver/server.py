@@ -26,10 +26,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from gitpub import __version__
-from gitpub.errors import GitpubError
+from gitpub.core.errors import GitpubError
 from gitpub.mcpserver import calls, tools
-from gitpub.sanitize import sanitize
+from gitpub.scan.sanitize import sanitize
 
 INSTRUCTIONS = (
     "gitpub publishes articles into this git-backed blog durably: `submit` records a job "
@@ -166,11 +165,20 @@ class Door:
             await anyio.sleep(min(POLL, timeout_s - waited))
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gitpub")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return ""
+
+
 def build(root: Path) -> Server[Any]:
     door = Door(root)
     return Server(
         "gitpub",
-        version=__version__,
+        version=_version(),
         title="gitpub: durable publication into a git-backed blog",
         instructions=INSTRUCTIONS,
         on_list_tools=door.list_tools,

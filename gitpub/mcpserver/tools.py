@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitpub.states import TERMINAL, State
+from gitpub.core.states import TERMINAL, State
 
 FINAL = tuple(sorted(s.value for s in TERMINAL))
 """States `wait` returns at: the job stays there until a person acts."""

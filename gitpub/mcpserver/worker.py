@@ -4,17 +4,16 @@ A child process, not a thread, for three reasons. A worker that dies — a bug, 
 OOM killer, a `GITPUB_CRASH_AT` point, which ends its process like a SIGKILL — takes only
 itself down: the agent's connection stays up and the server starts a new worker, whose
 start-up recovery finishes whatever the dead one left mid-way (the store, the job refs and
-the remote decide, never memory). The child runs exactly the loop of `git blogpub run
---interval` (`gitpub.commands.run.main`), so there is one worker loop to trust, not a
-second one to keep in step. And its stdout and git's children never share a descriptor
-with the protocol stream: the child's stdout is the server's stderr.
+the remote decide, never memory). The child runs the command `git blogpub run --interval`
+itself, so there is one worker loop to trust, not a second one to keep in step; the server
+knows it only as a command, as `Publisher.kick` does. And its stdout and git's children
+never share a descriptor with the protocol stream: the child's stdout is the server's stderr.
 
 The child must never outlive the server, even a server killed with SIGKILL: its stdin is
 a pipe only the server holds open, and end of file there stops it as Ctrl-C stops `run`."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -110,21 +109,18 @@ def _watch_parent() -> None:
 
 
 def child(argv: list[str]) -> None:
-    """`python -m gitpub.mcpserver.worker ROOT INTERVAL`: `git blogpub run --interval`."""
-    from gitpub import entry
-    from gitpub.commands import run
+    """`python -m gitpub.mcpserver.worker ROOT INTERVAL`: a watchdog on stdin, then
+    `git blogpub -C ROOT run --interval INTERVAL` in this very process, through the package's
+    own entry point (`python -m gitpub`), as `Publisher.kick` starts a worker."""
+    import runpy
 
-    root, interval = Path(argv[0]), float(argv[1])
+    root, interval = argv
     # A server started with SIGINT ignored (nohup, some hosts) would pass that on, and the
     # watchdog's interrupt would go unheard.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=_watch_parent, name="gitpub-parent-watch", daemon=True).start()
-
-    def loop() -> None:
-        with contextlib.suppress(KeyboardInterrupt):  # asked to stop: not a failure
-            run.main(root, until_idle=False, interval=interval)
-
-    entry.guarded(loop)
+    sys.argv = ["git-blogpub", "-C", root, "run", "--interval", interval]
+    runpy.run_module("gitpub", run_name="__main__", alter_sys=True)
 
 
 if __name__ == "__main__":
