@@ -13,6 +13,7 @@ import os
 import sqlite3
 import sys
 import time
+import traceback
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ def refusal(exc: BaseException) -> str:
     if isinstance(exc, sqlite3.Error):
         return sanitize(f"job database: {exc} (`git blogpub doctor` says how to recover it)")
     return sanitize(
-        f"internal error: {type(exc).__name__}: {exc} (set GITPUB_DEBUG=1 for the traceback)"
+        f"internal error: {type(exc).__name__}: {exc} (the traceback is in the server's log)"
     )
 
 
@@ -148,8 +149,11 @@ class Door:
             if os.environ.get("GITPUB_DEBUG"):
                 raise
             line = refusal(exc)
-            if not isinstance(exc, GitpubError):
-                sys.stderr.write(f"git blogpub: mcp {name}: {line}\n")
+            if not isinstance(exc, (GitpubError, OSError, sqlite3.Error)):
+                # A bug: its traceback, sanitized, to stderr, which the host keeps as the
+                # server's log; the agent gets the one line and the server serves on.
+                trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+                sys.stderr.write(f"git blogpub: mcp {name}: {line}\n{sanitize(trace)}")
             return _error(line)
         return _answer(_summary(name, data), data)
 

@@ -10,7 +10,7 @@ knows it only as a command, as `Publisher.kick` does. And its stdout and git's c
 never share a descriptor with the protocol stream: the child's stdout is the server's stderr.
 
 The child must never outlive the server, even a server killed with SIGKILL: its stdin is
-a pipe only the server holds open, and end of file there stops it as Ctrl-C stops `run`."""
+a pipe only the server holds open, and end of file there stops it (as SIGTERM does)."""
 
 from __future__ import annotations
 
@@ -82,30 +82,37 @@ class Supervisor:
             self._stopping.wait(delay)
 
     def stop(self) -> None:
-        """Stop the worker as Ctrl-C stops `run`: it unwinds, and whatever it was doing is
-        finished by the next worker, as after any interruption."""
+        """Stop the worker: it unwinds, and whatever it was doing is finished by the next
+        worker, as after any interruption."""
         with self._lock:
             self._stopping.set()
             proc = self._proc
         if proc is not None and proc.poll() is None:
             assert proc.stdin is not None
-            proc.stdin.close()  # end of file: the child's watchdog interrupts it
+            proc.stdin.close()  # end of file: the child's watchdog stops it
             try:
                 proc.wait(STOP_GRACE)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            _say(f"delivery worker (pid {proc.pid}) stopped")
         self._thread.join(STOP_GRACE)
 
 
 def _watch_parent() -> None:
-    """End of file on stdin means the server is gone (or asks us to stop): interrupt the
-    loop in the main thread, where `run` handles it."""
+    """End of file on stdin means the server is gone (or asks us to stop): stop the loop in
+    the main thread."""
     try:
         while sys.stdin.buffer.read(65536):
             pass
     finally:
-        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _stop(signum: int, frame: object) -> None:
+    # Unwinds the loop like Ctrl-C does (locks released, the store closed; whatever was under
+    # way is finished by the next worker), but quietly: being stopped is no failure.
+    raise SystemExit(0)
 
 
 def child(argv: list[str]) -> None:
@@ -115,9 +122,7 @@ def child(argv: list[str]) -> None:
     import runpy
 
     root, interval = argv
-    # A server started with SIGINT ignored (nohup, some hosts) would pass that on, and the
-    # watchdog's interrupt would go unheard.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _stop)
     threading.Thread(target=_watch_parent, name="gitpub-parent-watch", daemon=True).start()
     sys.argv = ["git-blogpub", "-C", root, "run", "--interval", interval]
     runpy.run_module("gitpub", run_name="__main__", alter_sys=True)
