@@ -90,17 +90,30 @@ def test_wait_returns_the_job_published_with_exactly_one_remote_commit(blog: Blo
     text = distinct("Live from an agent", 1)
     before = blog.remote_log()
 
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append((done, total, message))
+
     async def agent() -> tuple[dict, float]:
         async with connect(blog, "--worker") as a:  # the default interval, as shipped
             job_id = (await a.ok("submit", key="live", text=text))["job_id"]
             start = time.monotonic()
-            done = await a.ok("wait", job_id=job_id, timeout_s=60)
-            return done, time.monotonic() - start
+            res = await a.session.call_tool(
+                "wait", {"job_id": job_id, "timeout_s": 60}, progress_callback=progress
+            )
+            assert not res.is_error and isinstance(res.structured_content, dict)
+            return res.structured_content, time.monotonic() - start
 
     done, took = asyncio.run(agent())
     job = done["job"]
     assert done["final"] is True and job["state"] == "PUBLISHED", done
     assert took < 60
+    # An agent that asked for progress heard the states the job passed through, in order.
+    assert [m for _, _, m in heard][-1] == f"{job['job_id']} PUBLISHED"
+    assert all(total == 60 for _, total, _ in heard)
+    assert [p for p, _, _ in heard] == sorted(p for p, _, _ in heard)
+    assert len({m for _, _, m in heard}) == len(heard)  # each state said once
     assert blog.commits_with_job(job["job_id"]) == 1
     after = blog.remote_log()
     assert len(after) == len(before) + 1 and after[1:] == before

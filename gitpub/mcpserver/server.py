@@ -141,7 +141,7 @@ class Door:
             return _error(sanitize(f"{name}: {where}: {why}"))
         try:
             if name == "wait":
-                data = await self.wait(args["job_id"], float(args["timeout_s"]))
+                data = await self.wait(ctx, args["job_id"], float(args["timeout_s"]))
             else:
                 call = getattr(calls, name)
                 data = await anyio.to_thread.run_sync(partial(call, self.root, args))
@@ -157,13 +157,20 @@ class Door:
             return _error(line)
         return _answer(_summary(name, data), data)
 
-    async def wait(self, job_id: str, timeout_s: float) -> dict[str, Any]:
+    async def wait(
+        self, ctx: ServerRequestContext[Any], job_id: str, timeout_s: float
+    ) -> dict[str, Any]:
         """Look at the job until it is final or the time is up; the loop sleeps between
-        looks, so a long wait costs nothing while other calls go on."""
-        start = time.monotonic()
+        looks, so a long wait costs nothing while other calls go on. A client that asked for
+        progress hears each state the job passes through (seconds waited out of timeout_s)."""
+        start, said = time.monotonic(), None
         while True:
             job, final = await anyio.to_thread.run_sync(calls.job, self.root, job_id)
             waited = time.monotonic() - start
+            if job["state"] != said:  # a no-op unless the client asked for progress
+                said = job["state"]
+                message = f"{job['job_id']} {said}"
+                await ctx.session.report_progress(round(waited, 3), timeout_s, message)
             if final or waited >= timeout_s:
                 return {"job": job, "final": final, "waited_s": round(waited, 3)}
             await anyio.sleep(min(POLL, timeout_s - waited))
