@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -64,8 +65,12 @@ class Agent:
         """A successful call's structured result (the client has checked it against the
         tool's output schema)."""
         res = await self.call(tool, **args)
-        assert not res.is_error, [c.text for c in res.content if c.type == "text"]
+        texts = [c.text for c in res.content if c.type == "text"]
+        assert not res.is_error, texts
         assert isinstance(res.structured_content, dict), res
+        # For clients that read only text: a line for people, then the same object as JSON.
+        assert len(texts) == 2 and "\n" not in texts[0], texts
+        assert json.loads(texts[1]) == res.structured_content
         return res.structured_content
 
     async def refused(self, tool: str, **args: Any) -> str:
