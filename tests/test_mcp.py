@@ -12,8 +12,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import Blog, article
 from jsonschema import Draft202012Validator
+from mcp import MCPError
 from mcphelp import connect, distinct
 
 TOOLS = {"submit", "status", "show", "dry_run", "wait"}
@@ -52,6 +54,8 @@ def test_tools_are_listed_with_descriptions_and_schemas(blog: Blog) -> None:
             assert "'key' is a required property" in missing
             both = await a.refused("show", job_id="abcd1234", key="k")
             assert "exactly one of job_id or key" in both
+            with pytest.raises(MCPError, match="no tool 'publish'"):
+                await a.call("publish", key="k", text="t")
             assert (await a.ok("status"))["jobs"] == []
 
     asyncio.run(agent())

@@ -26,6 +26,7 @@ from jsonschema.exceptions import best_match
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 from gitpub.core.errors import GitpubError
 from gitpub.mcpserver import calls, tools
@@ -131,7 +132,9 @@ class Door:
     ) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
         if name not in _VALIDATORS:
-            return _error(f"no tool named {name!r} (tools: {', '.join(tools.NAMES)})")
+            # Not the tool's failure but the call's: a protocol error, as the spec asks.
+            known = ", ".join(tools.NAMES)
+            raise MCPError(types.INVALID_PARAMS, sanitize(f"no tool {name!r} (tools: {known})"))
         wrong = best_match(_VALIDATORS[name].iter_errors(args))
         if wrong is not None:
             where = "/".join(str(p) for p in wrong.absolute_path) or "arguments"
