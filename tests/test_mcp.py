@@ -224,13 +224,19 @@ def test_assets_travel_with_the_article_as_base64_or_text(blog: Blog) -> None:
     picture = bytes(range(256)) * 3  # binary: not UTF-8, NUL bytes
     note = "caption: a plain text asset\n"
 
-    async def agent() -> tuple[dict, str, str]:
+    async def agent() -> tuple[dict, str, str, str]:
         async with connect(blog, "--worker", "--interval", "0.2") as a:
             bad = await a.refused(
                 "submit",
                 key="bad",
                 text=distinct("Bad asset", 4),
                 assets=[{"path": "x.png", "content_base64": "not base64!"}],
+            )
+            outside = await a.refused(
+                "submit",
+                key="outside",
+                text=distinct("Outside", 9),
+                assets=[{"path": "../x.png", "text": "x"}],
             )
             leak = await a.refused(
                 "submit",
@@ -245,18 +251,22 @@ def test_assets_travel_with_the_article_as_base64_or_text(blog: Blog) -> None:
                     text=distinct("With pictures", 6),
                     target="content/posts/pictured.mdx",
                     assets=[
-                        {"path": "chart.png", "content_base64": base64.b64encode(picture).decode()},
+                        {
+                            "path": "images/chart.png",
+                            "content_base64": base64.b64encode(picture).decode(),
+                        },
                         {"path": "caption.txt", "text": note},
                     ],
                 )
             )["job_id"]
-            return await a.ok("wait", job_id=job_id, timeout_s=60), bad, leak
+            return await a.ok("wait", job_id=job_id, timeout_s=60), bad, leak, outside
 
-    done, bad, leak = asyncio.run(agent())
+    done, bad, leak, outside = asyncio.run(agent())
+    assert outside == "--asset '../x.png': '..' is no plain name"
     assert bad == "asset 'x.png': content_base64 is not base64"
     assert "asset 'notes.txt'" in leak and "nothing was recorded" in leak and SECRET not in leak
     assert done["job"]["state"] == "PUBLISHED", done
-    assert blog.remote_file("content/posts/chart.png") == picture
+    assert blog.remote_file("content/posts/images/chart.png") == picture
     assert blog.remote_file("content/posts/caption.txt") == note.encode()
     assert blog.commits_with_job(done["job"]["job_id"]) == 1
     assert [j["idempotency_key"] for j in blog.status()] == ["pictured"]

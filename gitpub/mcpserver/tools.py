@@ -21,9 +21,9 @@ _MAYBE = {"type": ["string", "null"]}
 _ASSET = {
     "description": (
         "A file placed beside the article in the same commit, at `path` relative to the "
-        "article's folder (today one plain file name, e.g. `diagram.png`). Give its bytes "
-        "as `content_base64`, or its text as `text` (written as UTF-8). A text asset is "
-        "scanned for secrets like the article."
+        "article's folder (subfolders allowed: `chart.png`, `images/chart.png`). Give its "
+        "bytes as `content_base64`, or its text as `text` (written as UTF-8). A text asset "
+        "is scanned for secrets like the article."
     ),
     "oneOf": [
         {
