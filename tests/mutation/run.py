@@ -46,6 +46,13 @@ class Mutant:
 
 MUTANTS = (
     Mutant(
+        "the MCP worker outlives its server",
+        "gitpub/mcpserver/worker.py",
+        '    threading.Thread(target=_watch_parent, name="gitpub-parent-watch", daemon=True).start()\n',
+        "",
+        ("tests/test_mcp_worker.py::test_the_worker_stops_when_the_server_is_killed",),
+    ),
+    Mutant(
         "a takedown pushed back as a hand edit",
         "gitpub/deliver/withdrawn.py",
         "    return sorted(Oid(o) for o in mine & were)\n",
