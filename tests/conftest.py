@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import sqlite3
@@ -203,12 +205,29 @@ class Blog:
             ["git", "show", f"main:{path}"], cwd=self.remote, capture_output=True, check=True
         ).stdout
 
+    def read(self, *args: str) -> Result:
+        """A read-only command (`status`, `show`) run in this process: what it prints is what
+        the subprocess would print, and a subprocess would prove nothing more about it. The
+        commands that change anything run as a user runs them (`blogpub`)."""
+        from gitpub.cli import entry
+
+        out, err = io.StringIO(), io.StringIO()
+        code: Any = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                entry.main(["-C", str(self.root), *args])
+            except SystemExit as ended:
+                code = ended.code or 0
+        res = Result(int(code), out.getvalue(), err.getvalue())
+        assert res.returncode == 0, f"blogpub {args} exited {res.returncode}: {res.stderr}"
+        return res
+
     def status(self) -> list[dict[str, Any]]:
-        jobs: list[dict[str, Any]] = self.ok("status", "--json").json()["jobs"]
+        jobs: list[dict[str, Any]] = self.read("status", "--json").json()["jobs"]
         return jobs
 
     def job(self, job_id: str) -> dict[str, Any]:
-        return dict(self.ok("show", job_id, "--json").json())
+        return dict(self.read("show", job_id, "--json").json())
 
     def commits_with_job(self, job_id: str) -> int:
         out = self.remote_git(
