@@ -48,7 +48,8 @@ MUTANTS = (
     Mutant(
         "the MCP worker outlives its server",
         "gitpub/mcpserver/worker.py",
-        '    threading.Thread(target=_watch_parent, name="gitpub-parent-watch", daemon=True).start()\n',
+        "    threading.Thread(target=_watch_parent, "
+        'name="gitpub-parent-watch", daemon=True).start()\n',
         "",
         ("tests/test_mcp_worker.py::test_the_worker_stops_when_the_server_is_killed",),
     ),
