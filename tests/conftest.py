@@ -193,6 +193,35 @@ class Blog:
         res = self.ok("submit", "--key", key, "--source", str(source), "--json", *extra)
         return str(res.json()["job_id"])
 
+    def committed_not_pushed(self, key: str, text: str, env: dict[str, str] | None = None) -> str:
+        """A job committed locally whose worker died before delivering it; its id."""
+        job_id = self.submit(key, text)
+        crash = {**(env or {}), "GITPUB_CRASH_AT": "after_local_committed"}
+        assert self.blogpub("run", "--until-idle", env=crash).returncode == 137
+        assert self.job(job_id)["job"]["state"] == "LOCAL_COMMITTED"
+        return job_id
+
+    def push_by_hand(self, path: str, text: str, message: str) -> str:
+        """A person with push access commits `path` in this clone and pushes; the commit."""
+        self.git("pull", "--quiet", "--rebase", "origin", "main")
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        self.git("add", path)
+        msg = self.root.parent / f"message-{self.root.name}.txt"
+        msg.write_text(message)
+        self.git("commit", "--quiet", "-F", str(msg))
+        self.git("push", "--quiet", "origin", "main")
+        return self.git("rev-parse", "HEAD")
+
+    def porcelain(self) -> list[str]:
+        """`git status --porcelain` lines of the live checkout, sorted, leading blanks kept
+        (they say staged from unstaged)."""
+        out = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=self.root, capture_output=True, text=True
+        ).stdout
+        return sorted(out.splitlines())
+
     def remote_git(self, *args: str) -> str:
         return git(self.remote, *args)
 
