@@ -42,6 +42,12 @@ REFUSED_MDX = {
     "unclosed tag": ("<Note>\n\nnever closed\n", "tag <Note> is never closed", 1),
     "mismatched tag": ("<Note>\n\n</Tip>\n", "closing tag </Tip> does not match", 3),
     "unclosed front matter": ("---\ntitle: x\n\nbody\n", "front matter:", 1),
+    # The attribute's braces balance only on line 62: the tag is read whole, and is unclosed.
+    "unclosed tag after a long attribute": (
+        "<Table rows={[\n" + "  { type: 'Promise<void>' },\n\n" * 30 + "]}>\n\ntext\n",
+        "tag <Table> is never closed",
+        1,
+    ),
 }
 
 

@@ -67,8 +67,8 @@ def _mdx_source(lines: list[str]) -> list[str]:
             fence = m.group(1)
             i += 1
             continue
-        if line.startswith("<"):
-            _join_tag(out, i)
+        if "<" in line:
+            _join_tags(out, i)
         if _ESM.match(line) and (i == 0 or not out[i - 1].strip()):
             j = i
             while j < len(out) and not (not out[j].strip() and _complete("\n".join(out[i:j]))):
@@ -81,20 +81,46 @@ def _mdx_source(lines: list[str]) -> list[str]:
     return out
 
 
-def _join_tag(lines: list[str], i: int) -> None:
-    """A JSX tag spread over lines, joined onto its first line (the lines it leaves are
-    blank). MDX reads the tag first; CommonMark would read a `>` starting a line of it as a
-    block quote and a blank line in it as a paragraph break."""
-    rest = "\n".join(lines[i : i + 50])
-    parsed = _tag_at(rest, 0)
-    if parsed is None or "\n" not in rest[: parsed[3]]:
-        return
-    end = parsed[3]
-    spanned = rest[:end].count("\n")
-    tail = rest[end:].split("\n", 1)[0]
-    lines[i] = rest[:end].replace("\n", " ") + tail
-    for k in range(i + 1, i + spanned + 1):
-        lines[k] = ""
+def _join_tags(lines: list[str], i: int) -> None:
+    """Each JSX tag that opens on line `i` and runs over lines, joined onto line `i` (the lines
+    it leaves are blank). MDX reads the tag first, wherever on the line it opens
+    (`</blockquote> <script` then `async` then `></script>`); CommonMark would read a `>`
+    starting a line of it as a block quote and a blank line in it as a paragraph break. An
+    attribute expression ends where its braces balance, however many lines that takes."""
+    k = _next_tag_start(lines[i], 0)
+    while k >= 0:
+        end, spanned = _tag_extent(lines, i, k)
+        if spanned:
+            joined = "\n".join(lines[i : i + spanned + 1])
+            lines[i] = joined[:end].replace("\n", " ") + joined[end:].split("\n", 1)[0]
+            for j in range(i + 1, i + spanned + 1):
+                lines[j] = ""
+        k = _next_tag_start(lines[i], max(end, k + 1))
+
+
+def _next_tag_start(line: str, start: int) -> int:
+    """The next `<` at or after `start` outside a code span of the line, or -1."""
+    k = line.find("<", start)
+    while k >= 0 and line.count("`", 0, k) % 2:
+        k = line.find("<", k + 1)
+    return k
+
+
+def _tag_extent(lines: list[str], i: int, k: int) -> tuple[int, int]:
+    """Where the tag opening at column `k` of line `i` ends (an offset into the lines from
+    `i` joined by newlines) and how many lines it runs past line `i`; (k, 0) when it is no
+    tag. The window grows until the tag ends or the text does: a tag is not cut off at any
+    fixed number of lines."""
+    window = 50
+    while True:
+        rest = "\n".join(lines[i : i + window])
+        parsed = _tag_at(rest, k)
+        if parsed is not None:
+            end = parsed[3]
+            return end, rest.count("\n", 0, end)
+        if i + window >= len(lines):
+            return k, 0
+        window *= 4
 
 
 def _complete(code: str) -> bool:
@@ -233,21 +259,59 @@ def _tag_at(src: str, k: int) -> tuple[str, bool, bool, int] | None:
 
 
 def _skip_braces(src: str, i: int) -> int:
-    depth, quote = 0, ""
-    while i < len(src):
+    """The offset just past the `}` that closes the expression opening at `src[i]`, or -1.
+
+    JavaScript, read as far as brackets need: strings, comments and template literals may
+    hold braces, `<`, `>` and blank lines; a template literal's `${…}` is code again."""
+    stack: list[str] = []  # "{" for code, "`" for the text of a template literal
+    n = len(src)
+    while i < n:
         ch = src[i]
-        if quote:
+        if stack and stack[-1] == "`":
             if ch == "\\":
                 i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'`":
-            quote = ch
+            elif ch == "`":
+                stack.pop()
+            elif src.startswith("${", i):
+                stack.append("{")
+                i += 1
+        elif ch in "\"'":
+            i = _string_end(src, i)
+            if i < 0:
+                return -1
+            continue
+        elif src.startswith("/*", i):
+            end = src.find("*/", i + 2)
+            if end < 0:
+                return -1
+            i = end + 2
+            continue
+        elif src.startswith("//", i):
+            end = src.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif ch == "`":
+            stack.append("`")
         elif ch == "{":
-            depth += 1
+            stack.append("{")
         elif ch == "}":
-            depth -= 1
-            if depth == 0:
+            if not stack:
+                return -1
+            stack.pop()
+            if not stack:
                 return i + 1
+        i += 1
+    return -1
+
+
+def _string_end(src: str, i: int) -> int:
+    """The offset just past the string literal opening at `src[i]`, or -1."""
+    quote, i = src[i], i + 1
+    while i < len(src):
+        if src[i] == "\\":
+            i += 2
+            continue
+        if src[i] == quote:
+            return i + 1
         i += 1
     return -1
