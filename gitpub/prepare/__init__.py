@@ -19,7 +19,7 @@ from gitpub import crash, intake, jobs, trust, worktrees
 from gitpub.context import Context
 from gitpub.errors import InputError
 from gitpub.jobs import Job
-from gitpub.prepare import manifest, queued, secrets, steps
+from gitpub.prepare import builtins, manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder
@@ -30,6 +30,9 @@ from gitpub.store import parse_time
 from gitpub.trust import NotAllowed
 from gitpub.types import Oid
 
+SIMILAR_CODE = "similar"
+"""failure_code of a job that waits because another article is too similar to it."""
+
 STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest")
 
 
@@ -38,6 +41,7 @@ class Outcome:
     state: State  # READY_TO_COMMIT, REVIEW or SKIPPED
     reason: str | None = None
     failure_code: str | None = None  # when it says more than the state's own code
+    similar: str | None = None  # the article a similarity REVIEW waits on
 
 
 class Preparer(Recorder):
@@ -55,7 +59,9 @@ class Preparer(Recorder):
 
     def _run(self) -> Outcome:
         cfg = self.ctx.config
-        source = intake.read_source(self.ctx, self.job)
+        # Bytes, decoded as they are: a text read (`read_text`) turns every CRLF into LF, and
+        # the published article must be the bytes that were submitted.
+        source = _text(self.ctx.state_dir / self.job.source_path)
         base = self.base_commit()
         if base is None:
             return Outcome(State.REVIEW, f"branch {cfg.publish.branch!r} has no commit to build on")
@@ -69,7 +75,7 @@ class Preparer(Recorder):
         if by_operator:
             # An operator fixed this article by hand (`resolve --continue`): their text, their
             # path, and no judge — the person has decided. The gates still run.
-            draft = {"text": resolved.read_text("utf-8"), "path": self.job.target_path}
+            draft = {"text": _text(resolved), "path": self.job.target_path}
         try:
             target = self.article_path(draft)
         except InputError as exc:
@@ -226,10 +232,35 @@ class Preparer(Recorder):
         )
         if verdict.get("leaks"):
             return Outcome(State.REVIEW, secrets.leaked("judge", verdict["leaks"]))
-        ruled = rules.after_judge(target, verdict, self.ctx.config.steps)
+        twin = builtins.duplicate_of(
+            text,
+            (
+                {"path": p, "text": b.decode("utf-8", "replace")}
+                for p, b in sorted(articles.items())
+                if p != path
+            ),
+        )
+        ruled = rules.after_judge(
+            target, verdict, self.ctx.config.steps, twin, self.accepted_similar()
+        )
+        if ruled is not None and ruled.similar is not None and ruled.state is State.REVIEW:
+            return Outcome(ruled.state, ruled.reason, SIMILAR_CODE, ruled.similar)
         if ruled is not None:
             return Outcome(ruled.state, ruled.reason)
         return verdict
+
+    def accepted_similar(self) -> frozenset[str]:
+        """Articles this job waited on in REVIEW as too similar, before a person retried it:
+        `retry` after such a REVIEW is the person's answer, and it publishes."""
+        accepted: set[str] = set()
+        waiting: str | None = None
+        for event in jobs.events(self.ctx.store, self.job.job_id):
+            detail = event["detail"] or {}
+            if event["step"] == "prepare:done":
+                waiting = detail.get("similar")
+            elif event["step"] == "operator:retry" and waiting:
+                accepted.add(waiting)
+        return frozenset(accepted)
 
     def judge(self, path: str, text: str, articles: dict[str, bytes]) -> dict[str, Any]:
         request = {
@@ -310,6 +341,11 @@ class Preparer(Recorder):
         return Outcome(State.READY_TO_COMMIT)
 
 
+def _text(path: Path) -> str:
+    """A stored text with its line endings, BOM and final newline as they were written."""
+    return path.read_bytes().decode("utf-8")
+
+
 def external(spec: Any) -> bool:
     """A step that runs a command (not `builtin:…`): its answer is recorded durably at once."""
     return not (isinstance(spec, str) and spec.startswith("builtin:"))
@@ -355,7 +391,10 @@ def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> Job:
     code = outcome.failure_code or {State.REVIEW: "review"}.get(outcome.state)
     preparer.note(
         "prepare:done",
-        {"reason": outcome.reason} if outcome.reason else {},
+        {
+            **({"reason": outcome.reason} if outcome.reason else {}),
+            **({"similar": outcome.similar} if outcome.similar else {}),
+        },
         {"failure_code": code},
         to=outcome.state,
         durable=True,

@@ -30,6 +30,7 @@ class Verdict:
 
     state: State  # SKIPPED or REVIEW
     reason: str
+    similar: str | None = None  # the article a near-duplicate waits on, for `retry` to accept
 
 
 def asset_paths(target: Target, names: Iterable[str]) -> dict[str, str]:
@@ -110,11 +111,27 @@ def _prefixes(path: str) -> dict[str, str]:
     return {fold(p): p for p in ("/".join(parts[: i + 1]) for i in range(len(parts)))}
 
 
-def after_judge(target: Target, verdict: Mapping[str, Any], steps: StepsConfig) -> Verdict | None:
-    """The judge's answer held to the path rules."""
+def after_judge(
+    target: Target,
+    verdict: Mapping[str, Any],
+    steps: StepsConfig,
+    duplicate: str | None = None,
+    accepted: frozenset[str] = frozenset(),
+) -> Verdict | None:
+    """The judge's answer held to the path rules. `duplicate` is another article holding this
+    very article, if one does: the only duplicate that ends a post the writer placed.
+    `accepted` are the articles a person already saw this job wait on and retried it anyway:
+    the similarity to them is only recorded."""
     decision = verdict["decision"]
+    reason = str(verdict.get("reason") or "judge: duplicate")
     if decision == "SKIP":
-        return Verdict(State.SKIPPED, str(verdict.get("reason") or "judge: duplicate"))
+        if target.explicit and duplicate is None:
+            return Verdict(
+                State.REVIEW,
+                f"judge answered SKIP ({reason}), but {target.origin} names {target.path} and "
+                "no article holds this text; a person decides",
+            )
+        return Verdict(State.SKIPPED, reason)
     if decision == "UPDATE" and verdict.get("target") != target.path:
         return Verdict(
             State.REVIEW,
@@ -122,14 +139,28 @@ def after_judge(target: Target, verdict: Mapping[str, Any], steps: StepsConfig) 
             f"not this job's target {target.path}",
         )
     score = verdict.get("score")
-    if (
-        decision == "NEW"
-        and steps.similar == "review"
-        and isinstance(score, (int, float))
-        and score >= steps.similarity_update
-    ):
+    if decision != "NEW" or not isinstance(score, (int, float)):
+        return None
+    similar = verdict.get("similar")
+    if similar in accepted:
+        return None
+    if score >= steps.similarity_skip:
+        if steps.similar == "skip" and not target.explicit:
+            return Verdict(
+                State.SKIPPED, f'{score:.2f} similar to {similar} ([steps] similar = "skip")'
+            )
+        # SKIPPED is final and nobody looks at it again: a near-duplicate by 3-grams may be
+        # another post written from the same template, so a person decides.
         return Verdict(
             State.REVIEW,
-            f'{score:.2f} similar to {verdict.get("similar")} ([steps] similar = "review")',
+            f"{score:.2f} similar to {similar}: a near-duplicate waits for a person "
+            "(retry publishes it, resolve --abandon drops it)",
+            str(similar),
+        )
+    if steps.similar == "review" and score >= steps.similarity_update:
+        return Verdict(
+            State.REVIEW,
+            f'{score:.2f} similar to {similar} ([steps] similar = "review")',
+            str(similar),
         )
     return None
