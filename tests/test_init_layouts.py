@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from conftest import Blog, git
 
@@ -109,3 +110,50 @@ def test_hexo_posts_in_topic_folders_are_named_in_the_reasons(tmp_path: Path) ->
     assert "2 of 2 articles sit in topic folders (java/); pass --target" in out
     assert cfg.publish.path == "source/_posts/{title}.md"
     assert cfg.publish.suffixes == (".md",)
+
+
+def test_a_post_dated_only_by_its_file_name_keeps_its_date_when_sent_again(
+    tmp_path: Path,
+) -> None:
+    post = "website/blog/2019-12-30-docusaurus-2019-recap.md"
+    blog = real_blog(tmp_path, "docusaurus")
+    (blog.root / ".blogpub.toml").write_text(
+        '[publish]\ncontent = ["website/blog"]\nsuffixes = [".md", ".mdx"]\n'
+        'path = "website/blog/{date:%Y-%m-%d}-{slug}.md"\n',
+        "utf-8",
+    )
+    blog.git("add", ".")
+    blog.git("commit", "--quiet", "-m", "the blog")
+    blog.git("push", "--quiet", "origin", "HEAD:main")
+    log = blog.remote_log()
+    data = (CORPUS / "docusaurus" / "site" / post).read_bytes()
+    src = tmp_path / "recap.md"
+
+    # Sent again as it is, without --target: the same file, not a copy dated today.
+    src.write_bytes(data)
+    shown = blog.job(publish_id(blog, src, "again"))
+    assert (shown["job"]["state"], reason(shown)) == (
+        "SKIPPED",
+        f"no change: {post} already holds these bytes",
+    )
+    assert blog.remote_log() == log
+
+    # Revised: the path it names is the existing post's, which only --target may replace.
+    src.write_bytes(data.replace(b"Cheers to a great 2020!", b"Cheers to a great 2020, all!"))
+    shown = blog.job(publish_id(blog, src, "revised"))
+    assert (shown["job"]["state"], reason(shown)) == (
+        "REVIEW",
+        f"{post} already exists; pass --target {post} to update it",
+    )
+    assert blog.remote_log() == log
+
+
+def reason(shown: dict[str, Any]) -> str:
+    done = next(e for e in shown["events"] if e["step"] == "prepare:done")
+    return str(done["detail"]["reason"])
+
+
+def publish_id(blog: Blog, src: Path, key: str) -> str:
+    job = str(blog.ok("submit", "--key", key, "--source", str(src), "--json").json()["job_id"])
+    blog.ok("run", "--until-idle")
+    return job

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -76,6 +76,8 @@ class Preparer(Recorder):
             # An operator fixed this article by hand (`resolve --continue`): their text, their
             # path, and no judge — the person has decided. The gates still run.
             draft = {"text": _text(resolved), "path": self.job.target_path}
+        existing = self.ctx.repo.files_under(base, cfg.publish.content)
+        self.existing = existing  # a derived path may take its date from one of them
         try:
             target = self.article_path(draft)
         except InputError as exc:
@@ -83,7 +85,6 @@ class Preparer(Recorder):
         path = target.path
         text = draft["text"]
 
-        existing = self.ctx.repo.files_under(base, cfg.publish.content)
         assets = intake.job_assets(self.ctx, self.job)
         decided = self.decide(target, text, existing, assets, by_operator)
         if isinstance(decided, Outcome):
@@ -178,6 +179,8 @@ class Preparer(Recorder):
         steps.check_draft(answer)
         return answer
 
+    existing: Mapping[str, bytes] = {}  # the blog's articles at base, once prepare read them
+
     def article_path(self, draft: dict[str, Any]) -> rules.Target:
         cfg = self.ctx.config
         if draft.get("path"):
@@ -185,14 +188,20 @@ class Preparer(Recorder):
         elif self.job.requested_target:
             chosen, explicit, origin = self.job.requested_target, True, "--target"
         else:
+            article = Article.read(draft["text"])
             named = paths.derive(
                 cfg.publish.path,
                 cfg.publish.content[0],
                 cfg.publish.suffixes[0],
-                Article.read(draft["text"]),
+                article,
                 submitted=datetime.fromtimestamp(parse_time(self.job.created_at), timezone.utc),
             )
             chosen, explicit, origin = named.path, named.explicit, named.origin
+            dated = paths.dated_alike(cfg.publish.path, article, self.existing)
+            if dated is not None and dated != chosen:
+                # Still derived, not the writer's: replacing it needs --target, and the same
+                # bytes again end in "no change".
+                chosen, origin = dated, f"{origin}, dated by the existing {dated}"
         path = intake.check_target(cfg, self.ctx.repo.root, chosen, origin)
         return rules.Target(path, explicit, origin)
 
