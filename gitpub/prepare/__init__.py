@@ -19,7 +19,7 @@ from gitpub import crash, intake, jobs, trust, worktrees
 from gitpub.context import Context
 from gitpub.errors import InputError
 from gitpub.jobs import Job
-from gitpub.prepare import builtins, manifest, queued, secrets, steps
+from gitpub.prepare import manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder
@@ -241,17 +241,7 @@ class Preparer(Recorder):
         )
         if verdict.get("leaks"):
             return Outcome(State.REVIEW, secrets.leaked("judge", verdict["leaks"]))
-        twin = builtins.duplicate_of(
-            text,
-            (
-                {"path": p, "text": b.decode("utf-8", "replace")}
-                for p, b in sorted(articles.items())
-                if p != path
-            ),
-        )
-        ruled = rules.after_judge(
-            target, verdict, self.ctx.config.steps, twin, self.accepted_similar()
-        )
+        ruled = rules.after_judge(target, verdict, self.ctx.config.steps, self.accepted_similar())
         if ruled is not None and ruled.similar is not None and ruled.state is State.REVIEW:
             return Outcome(ruled.state, ruled.reason, SIMILAR_CODE, ruled.similar)
         if ruled is not None:

@@ -115,23 +115,15 @@ def after_judge(
     target: Target,
     verdict: Mapping[str, Any],
     steps: StepsConfig,
-    duplicate: str | None = None,
     accepted: frozenset[str] = frozenset(),
 ) -> Verdict | None:
-    """The judge's answer held to the path rules. `duplicate` is another article holding this
-    very article, if one does: the only duplicate that ends a post the writer placed.
-    `accepted` are the articles a person already saw this job wait on and retried it anyway:
-    the similarity to them is only recorded."""
+    """The judge's answer held to the path rules. A SKIP is the judge's own: the built-in one
+    answers it only for an exact duplicate, and an external judge is the blog's choice. A
+    near-duplicate by score waits for a person. `accepted` are the articles a person already
+    saw this job wait on and retried it anyway: the similarity to them is only recorded."""
     decision = verdict["decision"]
-    reason = str(verdict.get("reason") or "judge: duplicate")
     if decision == "SKIP":
-        if target.explicit and duplicate is None:
-            return Verdict(
-                State.REVIEW,
-                f"judge answered SKIP ({reason}), but {target.origin} names {target.path} and "
-                "no article holds this text; a person decides",
-            )
-        return Verdict(State.SKIPPED, reason)
+        return Verdict(State.SKIPPED, str(verdict.get("reason") or "judge: duplicate"))
     if decision == "UPDATE" and verdict.get("target") != target.path:
         return Verdict(
             State.REVIEW,
