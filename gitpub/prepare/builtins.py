@@ -190,13 +190,14 @@ def judge(
     pool = request.get("delta" if request.get("mode") == "recheck" else "existing", [])
     own = next((e for e in pool if e.get("path") == mine), None)
     others = [e for e in pool if e.get("path") != mine]
-    twin = duplicate_of(text, others)
+    score, path = _best(text, others)
+    # The same article has the same 3-grams: only a perfect score needs the texts compared.
+    twin = duplicate_of(text, others) if score >= 1.0 else None
     if request.get("mode") == "recheck":
         if own is not None and own.get("text") == text:
             return {"decision": "SKIP", "reason": f"no change: {mine} already holds this text"}
         if twin is not None:
             return {"decision": "SKIP", "reason": f"1.00 similar to {twin}: the same article"}
-        score, path = _best(text, others)
         if score >= skip_at and similar == "skip":
             return {"decision": "SKIP", "reason": f"{score:.2f} similar to {path}"}
         if score >= skip_at:
@@ -213,7 +214,6 @@ def judge(
         return {"decision": "UPDATE", "target": mine, "reason": "revision of its own path"}
     if twin is not None:
         return {"decision": "SKIP", "reason": f"1.00 similar to {twin}: the same article"}
-    score, path = _best(text, others)
     answer: dict[str, Any] = {"decision": "NEW", "reason": f"best similarity {score:.2f}"}
     if score >= min(update_at, skip_at) and path is not None:
         # For a person to see (`show`), and for the path rules to act on: a near-duplicate
