@@ -114,13 +114,15 @@ def _tag_extent(lines: list[str], i: int, k: int) -> tuple[int, int]:
     window = 50
     while True:
         rest = "\n".join(lines[i : i + window])
-        parsed = _tag_at(rest, k)
-        if parsed is not None:
-            end = parsed[3]
-            return end, rest.count("\n", 0, end)
-        if i + window >= len(lines):
+        try:
+            parsed = _tag_at(rest, k, open_end=i + window < len(lines))
+        except _RanOut:
+            window *= 4
+            continue
+        if parsed is None:
             return k, 0
-        window *= 4
+        end = parsed[3]
+        return end, rest.count("\n", 0, end)
 
 
 def _complete(code: str) -> bool:
@@ -219,7 +221,18 @@ def _tags(src: str) -> list[tuple[str, bool, bool, int]]:
     return found
 
 
-def _tag_at(src: str, k: int) -> tuple[str, bool, bool, int] | None:
+class _RanOut(Exception):
+    """The text ended inside a tag that might still close further on."""
+
+
+def _tag_at(src: str, k: int, open_end: bool = False) -> tuple[str, bool, bool, int] | None:
+    """The tag opening at `src[k]`, or None when none does there. With `open_end`, `src` is
+    a window of a longer text: running out of it raises _RanOut instead of answering None."""
+
+    def ran_out() -> None:
+        if open_end:
+            raise _RanOut
+
     i = k + 1
     closing = src.startswith("/", i)
     if closing:
@@ -242,10 +255,12 @@ def _tag_at(src: str, k: int) -> tuple[str, bool, bool, int] | None:
         elif ch == "{":
             i = _skip_braces(src, i)
             if i < 0:
+                ran_out()
                 return None
         elif ch in "\"'":
             end = src.find(ch, i + 1)
             if end < 0:
+                ran_out()
                 return None
             i = end + 1
         elif closing:
@@ -255,6 +270,7 @@ def _tag_at(src: str, k: int) -> tuple[str, bool, bool, int] | None:
             if attr is None and ch != "=":
                 return None
             i = attr.end() if attr else i + 1
+    ran_out()
     return None
 
 

@@ -310,8 +310,8 @@ MUTANTS = (
     Mutant(
         "the MDX check cuts a tag off after 50 lines",
         "gitpub/site/validate.py",
-        "        window *= 4\n",
-        "        return k, 0\n",
+        "            window *= 4\n",
+        "            return k, 0\n",
         (
             "tests/test_corpus.py::test_real_mdx_pages_pass_the_builtin_check["
             "vercel-ai/content/docs/07-reference/01-ai-sdk-core/22-dynamic-tool.mdx]",
