@@ -23,7 +23,7 @@ from gitpub.prepare import manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder
-from gitpub.site import paths
+from gitpub.site import paths, validate
 from gitpub.site.article import Article
 from gitpub.states import State
 from gitpub.store import parse_time
@@ -202,6 +202,16 @@ class Preparer(Recorder):
                 # Still derived, not the writer's: replacing it needs --target, and the same
                 # bytes again end in "no change".
                 chosen, origin = dated, f"{origin}, dated by the existing {dated}"
+            stem, dot, suffix = chosen.rpartition(".")
+            if (
+                dot
+                and f".{suffix}" != ".mdx"
+                and ".mdx" in cfg.publish.suffixes
+                and validate.uses_mdx(draft["text"])
+            ):
+                # An MDX article under a Markdown name would be rendered as text and skip
+                # the JSX check: the blog takes .mdx, so it is named .mdx.
+                chosen, origin = f"{stem}.mdx", f"{origin}, .mdx for its MDX"
         path = intake.check_target(cfg, self.ctx.repo.root, chosen, origin)
         return rules.Target(path, explicit, origin)
 

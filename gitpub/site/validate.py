@@ -39,6 +39,30 @@ def check(path: str, text: str) -> Problem | None:
 
 # ------------------------------------------------------------------------------- MDX
 
+_MDX_ONLY = re.compile(
+    r"^(import\s.*\sfrom\s|import\s+['\"]|export\s+(const|let|var|function|default)\b|<[A-Z])"
+)
+
+
+def uses_mdx(text: str) -> bool:
+    """Whether the article is written in MDX: a line outside code that opens an ESM import or
+    export, or a JSX component (`<Note`), which Markdown would print as text."""
+    fm = parse(text)
+    fence: str | None = None
+    for line in text.split("\n")[fm.body_start_line - 1 :]:
+        stripped = line.lstrip(" \t")
+        m = _FENCE.match(stripped)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)
+        elif _MDX_ONLY.match(line):
+            return True
+    return False
+
+
 _ESM = re.compile(r"^(import|export)[\s{*]")
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 _VOID = frozenset(
