@@ -23,7 +23,7 @@ from gitpub.prepare import manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder
-from gitpub.site import paths, validate
+from gitpub.site import paths
 from gitpub.site.article import Article
 from gitpub.states import State
 from gitpub.store import parse_time
@@ -202,16 +202,9 @@ class Preparer(Recorder):
                 # Still derived, not the writer's: replacing it needs --target, and the same
                 # bytes again end in "no change".
                 chosen, origin = dated, f"{origin}, dated by the existing {dated}"
-            stem, dot, suffix = chosen.rpartition(".")
-            if (
-                dot
-                and f".{suffix}" != ".mdx"
-                and ".mdx" in cfg.publish.suffixes
-                and validate.uses_mdx(draft["text"])
-            ):
-                # An MDX article under a Markdown name would be rendered as text and skip
-                # the JSX check: the blog takes .mdx, so it is named .mdx.
-                chosen, origin = f"{stem}.mdx", f"{origin}, .mdx for its MDX"
+            named_mdx = paths.mdx_named(chosen, draft["text"], cfg.publish.suffixes)
+            if named_mdx != chosen:
+                chosen, origin = named_mdx, f"{origin}, .mdx for its MDX"
         path = intake.check_target(cfg, self.ctx.repo.root, chosen, origin)
         return rules.Target(path, explicit, origin)
 
@@ -251,25 +244,13 @@ class Preparer(Recorder):
         )
         if verdict.get("leaks"):
             return Outcome(State.REVIEW, secrets.leaked("judge", verdict["leaks"]))
-        ruled = rules.after_judge(target, verdict, self.ctx.config.steps, self.accepted_similar())
+        accepted = rules.accepted_similar(jobs.events(self.ctx.store, self.job.job_id))
+        ruled = rules.after_judge(target, verdict, self.ctx.config.steps, accepted)
         if ruled is not None and ruled.similar is not None and ruled.state is State.REVIEW:
             return Outcome(ruled.state, ruled.reason, SIMILAR_CODE, ruled.similar)
         if ruled is not None:
             return Outcome(ruled.state, ruled.reason)
         return verdict
-
-    def accepted_similar(self) -> frozenset[str]:
-        """Articles this job waited on in REVIEW as too similar, before a person retried it:
-        `retry` after such a REVIEW is the person's answer, and it publishes."""
-        accepted: set[str] = set()
-        waiting: str | None = None
-        for event in jobs.events(self.ctx.store, self.job.job_id):
-            detail = event["detail"] or {}
-            if event["step"] == "prepare:done":
-                waiting = detail.get("similar")
-            elif event["step"] == "operator:retry" and waiting:
-                accepted.add(waiting)
-        return frozenset(accepted)
 
     def judge(self, path: str, text: str, articles: dict[str, bytes]) -> dict[str, Any]:
         request = {

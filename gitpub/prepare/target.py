@@ -111,6 +111,20 @@ def _prefixes(path: str) -> dict[str, str]:
     return {fold(p): p for p in ("/".join(parts[: i + 1]) for i in range(len(parts)))}
 
 
+def accepted_similar(events: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """Articles a job waited on in REVIEW as too similar before a person retried it: `retry`
+    after such a REVIEW is the person's answer, and it publishes."""
+    accepted: set[str] = set()
+    waiting: str | None = None
+    for event in events:
+        detail = event.get("detail") or {}
+        if event["step"] == "prepare:done":
+            waiting = detail.get("similar")
+        elif event["step"] == "operator:retry" and waiting:
+            accepted.add(waiting)
+    return frozenset(accepted)
+
+
 def after_judge(
     target: Target,
     verdict: Mapping[str, Any],

@@ -13,6 +13,7 @@ import datetime as dt
 import re
 import unicodedata
 from collections.abc import Iterable
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 from gitpub.errors import InputError
@@ -133,6 +134,18 @@ def derive(
     if slug is not None and "{slug" in pattern:
         return Named(path, True, "front-matter slug")
     return Named(path, False, "template" if template else "title")
+
+
+def mdx_named(path: str, text: str, suffixes: Iterable[str]) -> str:
+    """A derived path renamed `.mdx` when the article is written in MDX and the blog takes
+    `.mdx`: under a Markdown name the site would render it as text and the JSX check would not
+    look at it."""
+    from gitpub.site.validate import uses_mdx  # the Markdown parser: only where paths derive
+
+    suffix = PurePosixPath(path).suffix
+    if not suffix or suffix == ".mdx" or ".mdx" not in suffixes or not uses_mdx(text):
+        return path
+    return path[: -len(suffix)] + ".mdx"
 
 
 _STRFTIME = {"Y": r"\d{4}", "m": r"\d{2}", "d": r"\d{2}", "H": r"\d{2}", "M": r"\d{2}"}
