@@ -222,8 +222,10 @@ def _judge_delta(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
 
 def _decide_delta(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
     store = ctx.store
-    candidate = (ctx.state_dir / (job.artifact_dir or "") / (job.target_path or "")).read_text(
-        "utf-8"
+    candidate = (
+        (ctx.state_dir / (job.artifact_dir or "") / (job.target_path or ""))
+        .read_bytes()
+        .decode("utf-8")  # as they are: the judge sees the article's own line endings
     )
     try:
         answer = recheck.judge(ctx, job, delta, candidate)

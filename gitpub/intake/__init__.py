@@ -291,7 +291,8 @@ def _remove_tree(path: Path) -> None:
 
 
 def read_source(ctx: Context, job: Job) -> str:
-    return (ctx.state_dir / job.source_path).read_text("utf-8")
+    # Bytes decoded as they are: read_text would turn every CRLF into LF.
+    return (ctx.state_dir / job.source_path).read_bytes().decode("utf-8")
 
 
 def resolution_path(ctx: Context, job_id: str) -> Path:

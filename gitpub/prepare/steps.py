@@ -27,7 +27,9 @@ def _builtin(
 ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     table: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
         "passthrough": builtins.passthrough,
-        "similarity": lambda r: builtins.judge(r, cfg.similarity_skip, cfg.similarity_update),
+        "similarity": lambda r: builtins.judge(
+            r, cfg.similarity_skip, cfg.similarity_update, cfg.similar
+        ),
         "secrets": lambda r: builtins.secrets(r, allow),
         "mdx": builtins.mdx,
     }

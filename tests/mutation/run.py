@@ -353,6 +353,48 @@ MUTANTS = (
         'base = ""',
         ("tests/test_userdirs.py::test_the_folders_are_platformdirs_ones",),
     ),
+    Mutant(
+        "the MDX check cuts a tag off after 50 lines",
+        "gitpub/site/validate.py",
+        "            window *= 4\n",
+        "            return k, 0\n",
+        (
+            "tests/test_corpus.py::test_real_mdx_pages_pass_the_builtin_check["
+            "vercel-ai/content/docs/07-reference/01-ai-sdk-core/22-dynamic-tool.mdx]",
+        ),
+    ),
+    Mutant(
+        "prepare reads the source as text (CRLF becomes LF)",
+        "gitpub/prepare/__init__.py",
+        '    return path.read_bytes().decode("utf-8")',
+        '    return path.read_text("utf-8")',
+        (
+            "tests/test_site_bytes.py::test_a_real_crlf_post_is_published_byte_for_byte_and_"
+            "skipped_when_sent_again",
+        ),
+    ),
+    Mutant(
+        "a near-duplicate is skipped",
+        "gitpub/prepare/target.py",
+        '        if steps.similar == "skip" and not target.explicit:',
+        "        if True:",
+        (
+            "tests/test_similar_posts.py::test_a_near_duplicate_waits_for_a_person_naming_the_"
+            "other_post[derived path]",
+            "tests/test_similar_posts.py::test_a_near_duplicate_waits_for_a_person_naming_the_"
+            "other_post[--target]",
+        ),
+    ),
+    Mutant(
+        "delivery skips a near-duplicate that reached the remote meanwhile",
+        "gitpub/prepare/builtins.py",
+        '        if score >= skip_at and similar == "skip":',
+        "        if score >= skip_at:",
+        (
+            "tests/test_similar_posts.py::test_a_near_duplicate_reaching_the_remote_meanwhile_"
+            "is_not_skipped_at_delivery",
+        ),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).
