@@ -25,7 +25,7 @@ from gitpub.deliver import batch, recheck, replay
 from gitpub.deliver.batch import Result, fetch_repairing
 from gitpub.git import trailers
 from gitpub.git.process import run_git
-from gitpub.prepare import discard_worktree, discard_worktrees
+from gitpub.prepare.jobtree import discard_worktree, discard_worktrees
 from gitpub.store import jobs, outbox
 from gitpub.store.db import at
 from gitpub.store.jobs import Job, Move

@@ -14,7 +14,7 @@ from gitpub.core.states import OPERATOR_TRANSITIONS, State
 from gitpub.deliver import confirm
 from gitpub.git import trailers
 from gitpub.intake import checks
-from gitpub.prepare import branch_name, discard_worktree
+from gitpub.prepare.jobtree import branch_name, discard_worktree
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import jobs, outbox
 from gitpub.store.jobs import Job

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,6 +25,7 @@ from gitpub.git import worktrees
 from gitpub.intake import checks
 from gitpub.prepare import manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
+from gitpub.prepare.jobtree import discard_worktree
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder
 from gitpub.site import paths
@@ -71,7 +72,7 @@ class Preparer(Recorder):
             return Outcome(State.REVIEW, f"branch {cfg.publish.branch!r} has no commit to build on")
 
         draft = self.checkpoint(
-            "draft", lambda: self.draft(source), durable=external(cfg.steps.draft)
+            "draft", lambda: self.draft(source), durable=steps.external(cfg.steps.draft)
         )
         crash.point("after_draft")
         resolved = intake.resolution_path(self.ctx, self.job.job_id)
@@ -152,7 +153,7 @@ class Preparer(Recorder):
                 answer = self.checkpoint(
                     step,
                     functools.partial(self.gate, name, spec, request, spool=step),
-                    durable=external(spec),
+                    durable=steps.external(spec),
                 )
                 if not answer["ok"]:
                     where = f" (line {answer['line']})" if answer.get("line") else ""
@@ -269,7 +270,7 @@ class Preparer(Recorder):
         verdict = self.checkpoint(
             "judge",
             lambda: self.judge(path, text, articles),
-            durable=external(self.ctx.config.steps.judge),
+            durable=steps.external(self.ctx.config.steps.judge),
         )
         if verdict.get("leaks"):
             return Outcome(State.REVIEW, secrets.leaked("judge", verdict["leaks"]))
@@ -366,37 +367,6 @@ class Preparer(Recorder):
 def _text(path: Path) -> str:
     """A stored text with its line endings, BOM and final newline as they were written."""
     return path.read_bytes().decode("utf-8")
-
-
-def external(spec: Any) -> bool:
-    """A step that runs a command (not `builtin:…`): its answer is recorded durably at once."""
-    return not (isinstance(spec, str) and spec.startswith("builtin:"))
-
-
-def branch_name(job_id: str) -> str:
-    return f"blogpub/job/{job_id}"
-
-
-def ensure_worktree(ctx: Context, job: Job, start: str) -> Path:
-    """The job's worktree on its branch, made (or remade) at `start` unless a whole one is
-    there; under the repo lock."""
-    path = ctx.worktree_dir(job.job_id)
-    branch = branch_name(job.job_id)
-    with ctx.locks.hold("repo"):
-        if ctx.repo.resolve(f"refs/heads/{branch}") is not None and worktrees.ready(ctx.repo, path):
-            return path
-        worktrees.add(ctx.repo, path, start, branch)
-    return path
-
-
-def discard_worktree(ctx: Context, job_id: str) -> None:
-    discard_worktrees(ctx, [job_id])
-
-
-def discard_worktrees(ctx: Context, job_ids: Sequence[str]) -> None:
-    """The jobs' worktrees and job branches gone (a delivered batch's, in one ref update)."""
-    with ctx.locks.hold("repo"):
-        worktrees.remove_many(ctx.repo, [(ctx.worktree_dir(j), branch_name(j)) for j in job_ids])
 
 
 def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> Job:

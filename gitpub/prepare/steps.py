@@ -94,3 +94,8 @@ def check_judge(answer: Mapping[str, Any], mode: str) -> None:
 
 def check_gate(kind: str, answer: Mapping[str, Any]) -> None:
     expect_fields(kind, answer, _GATE_FIELDS, ["ok"])
+
+
+def external(spec: Any) -> bool:
+    """A step that runs a command (not `builtin:…`): its answer is recorded durably at once."""
+    return not (isinstance(spec, str) and spec.startswith("builtin:"))
