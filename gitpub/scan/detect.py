@@ -107,6 +107,15 @@ def _windows(offset: int, line: str) -> list[tuple[int, str]]:
     return [(offset + i, line[i : i + WINDOW]) for i in range(0, len(line) - OVERLAP, step)]
 
 
+_CROSSES_LINES = re.compile(r"\\[sSWDn]|\[\^|(?<!\\)\.")
+
+
+def _on_one_line(rule: Rule) -> bool:
+    """Whether no match of the rule's pattern can hold a newline: it names no class that
+    holds one (white space, a negated class or set, an unescaped dot)."""
+    return not _CROSSES_LINES.search(re.sub(r"\\\\", "", rule.lazy.pattern))
+
+
 def _judged_secret(rule: Rule, m: re.Match[str], secret: str) -> bool:
     """Whether the value is a secret by its rule's judge (see gitpub/scan/judge.py)."""
     if rule.judge == "trusted":
@@ -129,6 +138,10 @@ def _hits_for(rule: Rule, ruleset: Ruleset, lines: _Lines, path: str | None) -> 
     elif rule.keywords:
         wanted = set().union(*(lines.with_keyword(k) for k in rule.keywords))
         chunks = [w for i in sorted(wanted) for w in _windows(lines.starts[i], lines.lines[i])]
+    elif _on_one_line(rule) and max(map(len, lines.lines)) <= WINDOW:
+        # A rule run on every line that cannot match across one is run once over the whole
+        # text: the same matches, without a regex call per line.
+        chunks = [(0, lines.text)]
     else:
         chunks = [w for pair in zip(lines.starts, lines.lines) for w in _windows(*pair)]
     for offset, chunk in chunks:
