@@ -8,7 +8,10 @@ from __future__ import annotations
 import base64
 import math
 import random
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from secret_corpus import has_code, posts
@@ -134,3 +137,16 @@ def test_placeholders_are_no_passwords(value: str) -> None:
 )
 def test_chosen_passwords_are_passwords(value: str) -> None:
     assert judge.password(value) and not judge.placeholder(value)
+
+
+def test_the_placement_benchmark_runs_and_reports_every_row() -> None:
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_scan_placement.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--quick", "--gitpub-only"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    for row in ("bare", "sentence", "chinese, glued", "assignment", "real posts flagged", "MB/s"):
+        assert any(line.startswith(row) for line in out.splitlines()), (row, out)
