@@ -126,6 +126,7 @@ def test_a_name_or_key_redacts_any_credential_it_binds_an_article_only_a_real_on
     ["123456", "a12345678", "strapiPassword", "mypassword", "editor", "dev:dev", "user:pass",
      "{{password}}", "xxxxxxxxxxxx", "super_s3cr3t", "P@ssw0rd!", "abc123efg456",
      "YOUR_ACCESS_TOKEN", "SPRING2024", "Yup.string()", "chat2db/chat2db",
+     "https://auth.myapp.io/magic", "/etc/mysql/app.cnf", "noreply@myapp.io",
      "pk_test_" + "Y2xlcmsuZXhhbXBsZS5jb20k", "dXNlcm5hbWU6cGFzc3dvcmQ="],
 )  # fmt: skip
 def test_placeholders_are_no_passwords(value: str) -> None:

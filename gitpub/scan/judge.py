@@ -11,7 +11,8 @@ words:
   (`xxxx`, `****`), a value holding a stop word (also written in leetspeak: `s3cr3t`),
   words only (`YOUR_ACCESS_TOKEN`, `America/Chicago`, `BASE64`), digits only, mostly
   keyboard runs (`abc123efg456`), a user name given again (`dev:dev`), code
-  (`getpass()`), or a publishable key (`pk_test_…`, `pk_live_…`);
+  (`getpass()`), an address (a URL, a path, a mail address), or a publishable key
+  (`pk_test_…`, `pk_live_…`);
 - a password (what a person chose) must in addition look chosen to resist guessing: eight
   characters or more of three classes (lower, upper, digit, symbol), twelve or more of two
   with an entropy of at least 3.3 bits per character, or sixteen or more of any with 3.5
@@ -46,6 +47,8 @@ _WORDS = re.compile(r"[A-Za-z]+(?:[/_.\- ][A-Za-z]+)*")
 _PUBLISHABLE = re.compile(r"^(?:pk_(?:test|live)_|NEXT_PUBLIC_)")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{4,}={0,2}")
 _CONSTANT = re.compile(r"[A-Z]+[0-9]*(?:_[A-Z]+[0-9]*)*")  # BASE64, SPRING2024, MY_API_KEY
+# where a value points rather than what it is: a URL, a path, a mail address
+_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|~?/|\.\.?/)|^[\w.+-]+@[\w-]+\.[\w.-]+$")
 _CALL = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\(")  # code: getpass(, cfg.get(
 _USERINFO = re.compile(r"^[^:@/\s]*:([^@\s]*)(?:@.*)?$")
 
@@ -105,7 +108,7 @@ def placeholder(value: str) -> bool:
     if len(v) < 4 or masked(v) or _PUBLISHABLE.match(v):
         return True
     words = _WORDS.fullmatch(v) and (len(v) < 16 or not v.isalpha())
-    if v.isdigit() or words or _CONSTANT.fullmatch(v) or _CALL.match(v):
+    if v.isdigit() or words or _CONSTANT.fullmatch(v) or _CALL.match(v) or _ADDRESS.match(v):
         return True
     if _runs(v) >= 0.5 or _twice(v):
         return True
