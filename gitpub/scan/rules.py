@@ -1,5 +1,6 @@
-"""The ruleset: gitleaks' published rules, Nosey Parker's secret rules and gitpub's few
-additions, loaded as data (gitpub/scan/data, one schema: gitleaks').
+"""The ruleset: gitpub's rules for tokens that name themselves, gitleaks' published rules,
+Nosey Parker's secret rules and gitpub's credential forms, loaded as data (gitpub/scan/data,
+one schema: gitleaks'), with how each rule's value is judged (`judge`).
 
 gitleaks writes Go's RE2, which `re2.translate` turns into Python's syntax. A rule is built,
 and its regex compiled, the first time its keywords appear in a text: a process that only
