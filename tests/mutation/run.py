@@ -32,6 +32,7 @@ RECOVERY = "tests/test_recovery.py::"
 SAFETY = "tests/test_remote_safety.py::"
 PUBLISH = "tests/test_publish.py::"
 SECRETS = "tests/test_secrets.py::"
+PLACEMENT = "tests/test_scan_placement.py::"
 STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
 
 
@@ -131,6 +132,36 @@ MUTANTS = (
         "    return redact(text, allow=allow)",
         "    return text",
         (SECRETS + "test_a_request_uuid_as_key_stays_readable_while_a_token_is_redacted",),
+    ),
+    Mutant(
+        "a token ends only where gitleaks ends it (not at full-width punctuation)",
+        "gitpub/scan/rules.py",
+        "    return pattern.replace(_GITLEAKS_END, _GENERIC_END if generic else _TOKEN_END)",
+        "    return pattern",
+        (
+            PLACEMENT + "test_a_token_glued_to_full_width_punctuation_is_found_as_with_a_space",
+            PLACEMENT + "test_at_least_90_percent_of_self_identifying_tokens_are_found_in_prose",
+        ),
+    ),
+    Mutant(
+        "a keyword rule's value is never judged (demo passwords are findings)",
+        "gitpub/scan/detect.py",
+        "            if not _judged_secret(rule, m, secret):\n                continue\n",
+        "",
+        (
+            PLACEMENT + "test_demo_values_real_tutorials_show_are_no_findings",
+            PLACEMENT + "test_at_most_1_in_100_real_posts_with_code_is_flagged",
+        ),
+    ),
+    Mutant(
+        "a key is sanitized as an article (password=aaaaaaaa1 kept)",
+        "gitpub/sanitize.py",
+        "    return redact(name, allow=allow, name=True)",
+        "    return redact(name, allow=allow)",
+        (
+            PLACEMENT
+            + "test_a_name_or_key_redacts_any_credential_it_binds_an_article_only_a_real_one",
+        ),
     ),
     Mutant(
         "submit's refusal of secrets skipped",
