@@ -14,11 +14,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from gitpub.sanitize import sanitize, sanitize_name
 from secret_corpus import has_code, posts
 from secret_formats import DEMOS, FORMATS, PLACEMENTS, cases, passwords
 
 from gitpub import scan
-from gitpub.sanitize import sanitize, sanitize_name
 from gitpub.scan import judge
 
 

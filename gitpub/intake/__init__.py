@@ -19,7 +19,7 @@ from gitpub.core.files import write_atomic
 from gitpub.core.ids import JobId, Sha256, sha256_hex
 from gitpub.core.states import State
 from gitpub.intake import checks
-from gitpub.scan.sanitize import sanitize
+from gitpub.scan.sanitize import sanitize, sanitize_name
 from gitpub.store import folders as jobrecord
 from gitpub.store import jobs, reads
 from gitpub.store.db import Store, now
@@ -127,9 +127,9 @@ def same_request(
     compared as it was stored: sanitized, keeping the findings allowed by fingerprint."""
     clean = sanitize(text, allow)
     if job.source_sha256 != sha256_hex(clean.encode("utf-8")):
-        raise KeyReused(sanitize(key), job.job_id, "source")
+        raise KeyReused(sanitize_name(key), job.job_id, "source")
     if (target or None) != job.requested_target:
-        raise KeyReused(sanitize(key), job.job_id, "target")
+        raise KeyReused(sanitize_name(key), job.job_id, "target")
     return job
 
 
@@ -180,7 +180,7 @@ def create(
         {
             "job_id": job_id,
             "key_sha256": key_hash(key),
-            "key_display": sanitize(key),
+            "key_display": sanitize_name(key),
             "kind": kind,
             "target": target,
             "topic": sanitize(topic) if topic is not None else None,
@@ -195,7 +195,7 @@ def create(
                 {
                     "job_id": job_id,
                     "idempotency_key": key_hash(key),
-                    "key_display": key,
+                    "key_display": sanitize_name(key),
                     "kind": kind,
                     "state": State.RECEIVED.value,
                     "source_sha256": source_sha256,
@@ -214,7 +214,7 @@ def create(
                 State.RECEIVED,
                 "submit",
                 {
-                    "key": sanitize(key),
+                    "key": sanitize_name(key),
                     "kind": kind,
                     "target": target,
                     **({"allow": sorted(allow)} if allow else {}),
