@@ -14,12 +14,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from gitpub.sanitize import sanitize, sanitize_name
 from secret_corpus import has_code, posts
 from secret_formats import DEMOS, FORMATS, PLACEMENTS, cases, passwords
 
 from gitpub import scan
 from gitpub.scan import judge
+from gitpub.scan.sanitize import sanitize, sanitize_name
 
 
 def _missed(place: str) -> list[str]:

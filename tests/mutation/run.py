@@ -155,7 +155,7 @@ MUTANTS = (
     ),
     Mutant(
         "a key is sanitized as an article (password=aaaaaaaa1 kept)",
-        "gitpub/sanitize.py",
+        "gitpub/scan/sanitize.py",
         "    return redact(name, allow=allow, name=True)",
         "    return redact(name, allow=allow)",
         (
