@@ -104,11 +104,19 @@ def test_one_stray_mdx_never_makes_hugo_articles_mdx(tmp_path: Path) -> None:
 
 
 def test_hexo_posts_in_topic_folders_are_named_in_the_reasons(tmp_path: Path) -> None:
-    blog = real_blog(tmp_path, "mushan")
+    blog = real_blog(tmp_path, "xovel")
+    posts = blog.root / "source" / "_posts"
+    topic = posts / "notes"
+    topic.mkdir(parents=True, exist_ok=True)
+    notes = CORPUS / "weekly-practice" / "notes"
+    for name in ("week015-elk-in-action", "week062-ssh-tunnel-vnc-remote-access"):
+        shutil.copyfile(notes / name / "README.md", topic / f"{name}.md")
+    flat = sorted(p for p in posts.glob("*.md"))
+    for p in flat:
+        p.unlink()
     out, cfg = init(blog)
     assert out.startswith("found Hexo: ")
-    assert "2 of 2 articles sit in topic folders (java/); pass --target" in out
-    assert cfg.publish.path == "source/_posts/{title}.md"
+    assert "2 of 2 articles sit in topic folders (notes/); pass --target" in out
     assert cfg.publish.suffixes == (".md",)
 
 

@@ -1,6 +1,6 @@
 """Bytes in are bytes out: the article on the remote is the submitted file, byte for byte —
 CRLF, mixed line endings, a byte order mark, no final newline — and the same bytes submitted
-again change nothing. Real material: tests/corpus/blogs/mushan/SOURCE.md."""
+again change nothing. Real material: tests/corpus/blogs/weekly-practice/SOURCE.md."""
 
 from __future__ import annotations
 
@@ -9,21 +9,32 @@ from pathlib import Path
 
 from conftest import Blog, git
 
-CORPUS = Path(__file__).resolve().parent / "corpus" / "blogs"
-HEXO = CORPUS / "mushan" / "site"
-CRLF_POST = "source/_posts/java/language/Java日志-SLF4J使用与源码分析.md"
-LF_POST = "source/_posts/java/language/JDBC学习.md"
+CORPUS = Path(__file__).resolve().parent / "corpus" / "blogs" / "weekly-practice" / "notes"
+CRLF_SOURCE = CORPUS / "week015-elk-in-action" / "README.md"
+LF_SOURCE = CORPUS / "week062-ssh-tunnel-vnc-remote-access" / "README.md"
+CRLF_POST = "source/_posts/notes/week015-elk-in-action.md"
+LF_POST = "source/_posts/notes/week062-ssh-tunnel-vnc-remote-access.md"
+HEXO_CONFIG = """\
+# Hexo Configuration (Hexo's defaults, as `hexo init` writes them)
+title: Weekly practice
+language: zh-CN
+source_dir: source
+public_dir: public
+new_post_name: :title.md
+"""
 
 
 def hexo_blog(tmp_path: Path) -> Blog:
-    """The Hexo blog as its author set it up: config, package.json and one LF post, with the
-    config `init` writes for it."""
+    """A Hexo blog holding one real LF post in a category folder, with the config `init`
+    writes for it."""
     remote, root = tmp_path / "remote.git", tmp_path / "blog"
     git(tmp_path, "init", "--quiet", "--bare", str(remote))
     git(tmp_path, "clone", "--quiet", str(remote), str(root))
-    for rel in ("_config.yml", "package.json", LF_POST):
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(HEXO / rel, root / rel)
+    (root / "_config.yml").write_text(HEXO_CONFIG)
+    package = '{"name": "hexo-site", "private": true, "dependencies": {"hexo": "^7.3.0"}}\n'
+    (root / "package.json").write_text(package)
+    (root / LF_POST).parent.mkdir(parents=True)
+    shutil.copyfile(LF_SOURCE, root / LF_POST)
     blog = Blog(root, remote)
     assert blog.ok("init").stdout.startswith("found Hexo: ")
     blog.git("add", ".")
@@ -52,22 +63,22 @@ def test_a_real_crlf_post_is_published_byte_for_byte_and_skipped_when_sent_again
     tmp_path: Path,
 ) -> None:
     blog = hexo_blog(tmp_path)
-    data = (HEXO / CRLF_POST).read_bytes()
-    assert data.count(b"\r\n") == 322 and data.count(b"\r") == 322
+    data = CRLF_SOURCE.read_bytes()
+    assert data.count(b"\r\n") == 913 and data.count(b"\r") == 913
 
-    first = submit_file(blog, "slf4j", data, "--target", CRLF_POST)
+    first = submit_file(blog, "elk", data, "--target", CRLF_POST)
     assert first["job"]["state"] == "PUBLISHED"  # type: ignore[index]
     assert blog.remote_file(CRLF_POST) == data
     # git itself sees no change of line endings: the blob is the file.
     assert blog.remote_git("cat-file", "-s", f"main:{CRLF_POST}") == str(len(data))
     log = blog.remote_log()
 
-    again = submit_file(blog, "slf4j-again", data, "--target", CRLF_POST)
+    again = submit_file(blog, "elk-again", data, "--target", CRLF_POST)
     assert again["job"]["state"] == "SKIPPED"  # type: ignore[index]
     assert reason(again) == f"no change: {CRLF_POST} already holds these bytes"
     # Without --target the path comes from the title (`new_post_name: :title.md`): another
     # path, and still no new post, for the blog already holds this article.
-    elsewhere = submit_file(blog, "slf4j-by-title", data)
+    elsewhere = submit_file(blog, "elk-by-title", data)
     assert elsewhere["job"]["state"] == "SKIPPED"  # type: ignore[index]
     assert reason(elsewhere) == f"1.00 similar to {CRLF_POST}: the same article"
     assert blog.remote_log() == log
@@ -75,9 +86,10 @@ def test_a_real_crlf_post_is_published_byte_for_byte_and_skipped_when_sent_again
 
 def test_a_one_line_edit_of_a_crlf_post_changes_one_line(tmp_path: Path) -> None:
     blog = hexo_blog(tmp_path)
-    data = (HEXO / CRLF_POST).read_bytes()
+    data = CRLF_SOURCE.read_bytes()
     submit_file(blog, "v1", data, "--target", CRLF_POST)
-    edited = data.replace(b"toc: true\r\n", b"toc: false\r\n", 1)
+    first = data.split(b"\r\n", 1)[0]
+    edited = data.replace(first + b"\r\n", first + b" (2)\r\n", 1)
     assert edited != data
     shown = submit_file(blog, "v2", edited, "--target", CRLF_POST)
     assert shown["job"]["state"] == "PUBLISHED"  # type: ignore[index]
