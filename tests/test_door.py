@@ -117,3 +117,10 @@ def test_a_bundle_keeps_its_images_folder(blog: Blog) -> None:
     listed = blog.remote_git("ls-tree", "-r", "--name-only", "main").splitlines()
     for link in ("images/font.png", "images/sub/b.png"):
         assert f"content/posts/bundle/{link}" in listed
+
+
+def test_a_node_name_holding_a_token_is_refused(blog: Blog, source: Path) -> None:
+    token = "ghp_" + "Z3x9" * 9
+    res = blog.blogpub("submit", "--key", "k", "--source", str(source), env={"GITPUB_NODE": token})
+    assert res.returncode == 1 and "GITPUB_NODE" in res.stderr and token not in res.stderr
+    assert not (blog.root / ".git" / "blogpub").exists()

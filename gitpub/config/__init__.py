@@ -202,6 +202,7 @@ def load(root: Path) -> Config:
         steps = tables.steps(user_path, user_steps, steps)
     shared = set(shared_table).intersection(STEP_ROLES) - set(user_steps or {})
     node = os.environ.get("GITPUB_NODE") or user_node or "local"
+    _no_secret_in_node(node, "GITPUB_NODE" if os.environ.get("GITPUB_NODE") else str(user_path))
     fonts = tables.fonts(path, data["fonts"]) if "fonts" in data else None
     return Config(
         root=root,
@@ -215,6 +216,19 @@ def load(root: Path) -> Config:
         node=_single_line(node),
         shared_steps=frozenset(shared),
     )
+
+
+def _no_secret_in_node(node: str, where: str) -> None:
+    """The node name goes into every job commit's `Blog-Writer-Node` trailer, pushed to the
+    remote: a token in it (a node named after a CI job's secret) would be published."""
+    from gitpub import scan
+
+    found = scan.scan(node)
+    if found:
+        raise ConfigError(
+            f"{where}: the node name holds what looks like a secret ({found[0].kind}); "
+            "it is written into every job commit"
+        )
 
 
 def _single_line(value: str) -> str:
