@@ -209,6 +209,28 @@ def _rebuild_staged(cfg: Config, root: Path, progress: fonts.Progress | None) ->
     return bool(present)
 
 
+def resolve_step(
+    cfg: Config, root: Path, progress: fonts.Progress | None = None
+) -> str | list[str]:
+    """One stopped step of a rebase in `root` (a hand-edit replay or a person's rebase), the
+    one font-conflict rule both follow: when every unmerged path is a font output, the
+    subsets are rebuilt from the step's merged articles and staged, and the answer is the git
+    rebase argument that goes on (`--skip` when the rebuilt subsets equal upstream's and the
+    step has nothing left to replay, else `--continue`). Otherwise the answer is the paths of
+    the real conflict, for a person."""
+    unmerged = unmerged_paths(root)
+    real = [p for p in unmerged if cfg.fonts is None or p not in cfg.font_outputs]
+    if real:
+        return real
+    from gitpub import fonts
+
+    if cfg.fonts is not None and (unmerged or fonts.stale(cfg, root)):
+        _rebuild_staged(cfg, root, progress)
+        same = run_git(["diff", "--cached", "--quiet", "HEAD"], root, check=False)
+        return "--skip" if same.returncode == 0 else "--continue"
+    return "--continue"
+
+
 def rebase_live(
     ctx: Context, upstream: str | None, progress: fonts.Progress | None = None
 ) -> LiveRebase:
@@ -240,23 +262,20 @@ def rebase_live(
                 raise GitCommandError(["git", "rebase", upstream], proc.returncode, stderr)
         onto = _onto(root) or (ctx.repo.resolve(upstream) if upstream else None)
         while _in_progress(root):
-            unmerged = unmerged_paths(root)
-            real = [p for p in unmerged if p not in cfg.font_outputs]
-            if real:
+            # A step stops on a subset conflict, or on an article a person has just resolved:
+            # either way its subsets are rebuilt from the articles as they now stand.
+            rebuilds = cfg.fonts is not None and (
+                bool(unmerged_paths(root)) or bool(fonts.stale(cfg, root))
+            )
+            step = resolve_step(cfg, root, progress)
+            if isinstance(step, list):
                 raise GitpubError(
-                    f"rebase stopped: conflict in {', '.join(real)}; resolve and `git add` "
+                    f"rebase stopped: conflict in {', '.join(step)}; resolve and `git add` "
                     "it, then run `git blogpub rebase` again to rebuild the fonts and "
                     "continue (or `git rebase --abort`)"
                 )
-            step = "--continue"
-            # A step stops on a subset conflict, or on an article a person has just resolved:
-            # either way its subsets are rebuilt from the articles as they now stand.
-            if cfg.fonts is not None and (unmerged or fonts.stale(cfg, root)):
-                _rebuild_staged(cfg, root, progress)
+            if rebuilds:
                 regenerated += 1
-                staged = run_git(["diff", "--cached", "--quiet", "HEAD"], root, check=False)
-                if staged.returncode == 0:
-                    step = "--skip"  # the rebuilt subsets equal upstream's: nothing to replay
             proc = run_git(["rebase", step], root, check=False, env=_PERSON)
             if proc.returncode != 0 and not unmerged_paths(root):
                 stderr = proc.stderr.decode("utf-8", "replace")

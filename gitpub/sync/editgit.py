@@ -17,7 +17,7 @@ from gitpub.context import Context
 from gitpub.core import crash
 from gitpub.core.errors import GitCommandError
 from gitpub.core.ids import Oid
-from gitpub.deliver import guard
+from gitpub.deliver import fontmerge, guard
 from gitpub.git import trailers, worktrees
 from gitpub.git.process import git_out, run_git
 from gitpub.git.repo import merge_base, operation_in_progress, unmerged_paths
@@ -256,22 +256,17 @@ def _replay(ctx: Context, worktree: Path, upstream: str) -> list[str] | None:
         proc = run_git(step, worktree, check=False, env={"GIT_EDITOR": "true"})
         if proc.returncode == 0:
             return None
-        unmerged = unmerged_paths(worktree)
-        if not unmerged:
+        if not unmerged_paths(worktree):
             run_git(["rebase", "--abort"], worktree, check=False)
             raise GitCommandError(
                 ["git", *step], proc.returncode, proc.stderr.decode("utf-8", "replace")
             )
-        if cfg.fonts is None or not set(unmerged) <= set(cfg.font_outputs):
+        # The one font-conflict rule of delivery (gitpub.deliver.fontmerge.resolve_step).
+        resolved = fontmerge.resolve_step(cfg, worktree)
+        if isinstance(resolved, list):
             run_git(["rebase", "--abort"], worktree, check=False)
-            return unmerged
-        from gitpub import fonts
-
-        fonts.regenerate(cfg, worktree)
-        run_git(["add", "--", *unmerged], worktree)
-        same = run_git(["diff", "--cached", "--quiet", "HEAD"], worktree, check=False)
-        # Rebuilt subsets equal to upstream's leave that commit nothing to replay.
-        step = ["rebase", "--skip" if same.returncode == 0 else "--continue"]
+            return resolved
+        step = ["rebase", resolved]
     run_git(["rebase", "--abort"], worktree, check=False)
     return sorted(cfg.font_outputs)
 
