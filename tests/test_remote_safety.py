@@ -282,13 +282,14 @@ def test_topic_close_is_one_job_per_revision(blog: Blog) -> None:
 def test_topic_close_with_a_token_is_refused_and_records_nothing(blog: Blog) -> None:
     blog.ok("submit", "--key", "first", "--source", "-", input=article("First", "Plain."))
     src = blog.root.parent / "topic.mdx"
-    src.write_text(article("Topic", "What we learned. Bearer abcdefghijklmnop123456"))
+    # A bearer value that looks chosen (a run like `abcdef…123456` is a placeholder).
+    src.write_text(article("Topic", "What we learned. Bearer q7Xk2Lm9Pz4Rt8Wv1Yb3Nc6D"))
     res = blog.blogpub("topic", "close", "S1", "--source", str(src))
     assert res.returncode == 1, res.stderr
     assert "bearer-token" in res.stderr and "nothing was recorded" in res.stderr
     assert [j["idempotency_key"] for j in blog.status()] == ["first"]
     # The token reached no file and no status line.
-    _assert_never_persisted(blog, "abcdefghijklmnop123456")
+    _assert_never_persisted(blog, "q7Xk2Lm9Pz4Rt8Wv1Yb3Nc6D")
 
 
 def _assert_never_persisted(blog: Blog, token: str) -> None:
