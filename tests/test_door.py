@@ -124,3 +124,16 @@ def test_a_node_name_holding_a_token_is_refused(blog: Blog, source: Path) -> Non
     res = blog.blogpub("submit", "--key", "k", "--source", str(source), env={"GITPUB_NODE": token})
     assert res.returncode == 1 and "GITPUB_NODE" in res.stderr and token not in res.stderr
     assert not (blog.root / ".git" / "blogpub").exists()
+
+
+def test_a_bundle_without_a_target_gets_a_folder_of_its_own(blog: Blog) -> None:
+    src = blog.root.parent / "trip.md"
+    src.write_text(article("Trip", "![map](./images/map.png)", slug="trip"))
+    image = blog.root.parent / "map.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\nmap")
+    job_id = blog.submit_args("trip", src, "--asset", f"{image}=images/map.png")
+    blog.ok("run", "--until-idle")
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "PUBLISHED"
+    assert job["target_path"] == "content/posts/trip/index.mdx"
+    assert blog.remote_file("content/posts/trip/images/map.png") == image.read_bytes()

@@ -219,8 +219,12 @@ class Preparer(Recorder):
             chosen, explicit, origin = self.job.requested_target, True, "--target"
         else:
             article = Article.read(draft["text"])
+            template = cfg.publish.path
+            if template is None and (self.ctx.job_dir(self.job.job_id) / intake.ASSETS).is_dir():
+                # A bundle gets a folder of its own, never its files in the content root.
+                template = f"{cfg.publish.content[0]}/{{slug}}/index{cfg.publish.suffixes[0]}"
             named = paths.derive(
-                cfg.publish.path,
+                template,
                 cfg.publish.content[0],
                 cfg.publish.suffixes[0],
                 article,
