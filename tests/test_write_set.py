@@ -139,23 +139,43 @@ def test_an_asset_named_like_a_folder_never_replaces_it(blog: Blog) -> None:
     assert code == 1 or state == "REVIEW"
 
 
-def test_the_review_names_the_write_set_violation(blog: Blog) -> None:
+def test_the_guard_stops_a_job_commit_that_deletes_another_file(blog: Blog) -> None:
+    """Whatever let it through before: here the job's own commit was replaced (its ref moved,
+    as anyone with a shell on the node can do when no hook guards it) by one that carries the
+    job's trailers and files but also deletes README.md. Only the guard stands in the way."""
+    job_id = blog.committed_not_pushed("v", article("V", "Body."))
+    ref = f"refs/blog-jobs/{job_id}"
+    real = blog.git("rev-parse", ref)
+    index = blog.root.parent / "forged.index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    git(blog.root, "read-tree", real, env=env)
+    git(blog.root, "rm", "--quiet", "--cached", "README.md", env=env)
+    tree = git(blog.root, "write-tree", env=env)
+    message = blog.git("log", "-1", "--format=%B", real)
+    forged = git(blog.root, "commit-tree", tree, "-p", f"{real}~1", "-m", message)
+    blog.git("update-ref", ref, forged, real)
+    before = remote_tree(blog)
+
+    blog.ok("run", "--until-idle")
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "REVIEW"
+    assert shown["job"]["failure_code"] == "write_set_violation"
+    assert any("README.md: deleted" in str(e["detail"]) for e in shown["events"])
+    assert_kept(before, remote_tree(blog))
+
+
+def test_the_review_names_the_clash_before_anything_is_built(blog: Blog) -> None:
     push_from_another_clone(blog, "person", {"content/posts/existing.md": "a person's post\n"})
     src = blog.root.parent / "v.md"
     src.write_text(article("V", "Body."))
+    target = "content/posts/existing.md/child.md"
+    preview = blog.ok("dry-run", "--source", str(src), "--target", target).stdout
+    assert "REVIEW" in preview and "existing.md is a file where" in preview
     job_id = blog.ok(
-        "submit",
-        "--key",
-        "v",
-        "--source",
-        str(src),
-        "--json",
-        "--target",
-        "content/posts/existing.md/child.md",
+        "submit", "--key", "v", "--source", str(src), "--json", "--target", target
     ).json()["job_id"]
     blog.ok("run", "--until-idle")
     shown = blog.job(job_id)
     assert shown["job"]["state"] == "REVIEW"
     assert shown["job"]["failure_code"] == "write_set_violation"
-    assert any("content/posts/existing.md: deleted" in str(e["detail"]) for e in shown["events"])
     assert git(blog.remote, "show", "main:content/posts/existing.md") == "a person's post"

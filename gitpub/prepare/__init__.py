@@ -27,7 +27,7 @@ from gitpub.prepare import manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.jobtree import discard_worktree
 from gitpub.prepare.protocol import StepFailed
-from gitpub.prepare.record import Recorder
+from gitpub.prepare.record import Recorder, stored_text
 from gitpub.site import paths
 from gitpub.site.article import Article
 from gitpub.store import jobs
@@ -66,7 +66,7 @@ class Preparer(Recorder):
         cfg = self.ctx.config
         # Bytes, decoded as they are: a text read (`read_text`) turns every CRLF into LF, and
         # the published article must be the bytes that were submitted.
-        source = _text(self.ctx.state_dir / self.job.source_path)
+        source = stored_text(self.ctx.state_dir / self.job.source_path)
         base = self.base_commit()
         if base is None:
             return Outcome(State.REVIEW, f"branch {cfg.publish.branch!r} has no commit to build on")
@@ -80,7 +80,7 @@ class Preparer(Recorder):
         if by_operator:
             # An operator fixed this article by hand (`resolve --continue`): their text, their
             # path, and no judge — the person has decided. The gates still run.
-            draft = {"text": _text(resolved), "path": self.job.target_path}
+            draft = {"text": stored_text(resolved), "path": self.job.target_path}
         existing = self.ctx.repo.files_under(base, cfg.publish.content)
         self.existing = existing  # a derived path may take its date from one of them
         try:
@@ -253,6 +253,9 @@ class Preparer(Recorder):
         """The judge's verdict held to the path rules, or the outcome those rules end in."""
         path = target.path
         kind = "UPDATE" if path in existing else "NEW"
+        clash = rules.clash([path, *rules.asset_paths(target, assets).values()], existing)
+        if clash is not None:
+            return Outcome(State.REVIEW, clash, "write_set_violation")
         ruled = rules.assets_verdict(target, assets, existing)
         if ruled is not None:
             return Outcome(ruled.state, ruled.reason)
@@ -366,11 +369,6 @@ class Preparer(Recorder):
             durable=False,  # committed with the outcome: see `prepare`
         )
         return Outcome(State.READY_TO_COMMIT)
-
-
-def _text(path: Path) -> str:
-    """A stored text with its line endings, BOM and final newline as they were written."""
-    return path.read_bytes().decode("utf-8")
 
 
 def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> Job:

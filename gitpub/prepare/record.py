@@ -147,3 +147,8 @@ class Recorder:
         moves = [move._replace(job=self.job) for move, _, _ in self.waiting]
         self.waiting = []
         self.job = jobs.transition_all(self.ctx.store, moves)[self.job.job_id]
+
+
+def stored_text(path: Path) -> str:
+    """A stored text with its line endings, BOM and final newline as they were written."""
+    return path.read_bytes().decode("utf-8")

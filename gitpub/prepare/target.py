@@ -93,6 +93,23 @@ def fold(path: str) -> str:
     return unicodedata.normalize("NFC", path).casefold()
 
 
+def clash(paths: Iterable[str], existing: Mapping[str, bytes]) -> str | None:
+    """Why writing `paths` would replace what the blog holds in their way, or None: a file
+    where one of them needs a folder, or a folder where one of them would be a file. The job
+    commit would delete it (the write-set guard stops that before any push; this says it
+    before anything is built, a dry run included)."""
+    for path in paths:
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            parent = "/".join(parts[:i])
+            if parent in existing:
+                return f"{parent} is a file where {path} needs a folder"
+        inside = next((p for p in existing if p.startswith(path + "/")), None)
+        if inside is not None:
+            return f"{path} is a folder (it holds {inside}) where the job would write a file"
+    return None
+
+
 def collision(path: str, existing: Iterable[str]) -> str | None:
     """Another existing path or folder that is the same one on such a file system, if any:
     `Foo.md` beside `foo.md`, a name written once in NFC and once in NFD, or a bundle folder

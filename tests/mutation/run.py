@@ -47,6 +47,14 @@ class Mutant:
 
 MUTANTS = (
     Mutant(
+        "prepare builds over a path clash",
+        "gitpub/prepare/__init__.py",
+        "        clash = rules.clash([path, *rules.asset_paths(target, assets).values()], "
+        "existing)\n",
+        "        clash = None\n",
+        ("tests/test_write_set.py::test_the_review_names_the_clash_before_anything_is_built",),
+    ),
+    Mutant(
         "the MCP worker outlives its server",
         "gitpub/mcpserver/worker.py",
         "    threading.Thread(target=_watch_parent, "
@@ -80,10 +88,7 @@ MUTANTS = (
         "gitpub/deliver/batch.py",
         "        beyond = checked.check(ctx.repo, stack, rebased, own)\n",
         "        beyond = []\n        checked.passed[rebased] = stack\n",
-        (
-            "tests/test_write_set.py::test_the_review_names_the_write_set_violation",
-            "tests/test_write_set.py::test_a_path_clash_never_deletes_another_file",
-        ),
+        ("tests/test_write_set.py::test_the_guard_stops_a_job_commit_that_deletes_another_file",),
     ),
     Mutant(
         "git read in the user's language",
