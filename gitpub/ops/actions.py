@@ -17,10 +17,10 @@ from gitpub.intake import checks
 from gitpub.prepare.jobtree import branch_name, discard_worktree
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import jobs, outbox
-from gitpub.store.jobs import Job
+from gitpub.store.jobs import Job, JobUpdate
 
 # Everything a fresh attempt must recompute; the draft checkpoint survives (see step_results).
-_RESET = dict(
+_RESET: JobUpdate = dict(
     failure_code=None,
     base_commit=None,
     target_path=None,
@@ -165,6 +165,6 @@ def resume(ctx: Context, job_id: str, allow: Sequence[str] = ()) -> Job:
         "operator:continue",
         {"from": job.state.value, "commit": str(head), **({"allow": list(allow)} if allow else {})},
         operator=True,
-        **{**_RESET, "base_commit": str(parents[0]), "target_path": target},
+        **JobUpdate({**_RESET, "base_commit": str(parents[0]), "target_path": target}),
         also=lambda conn: outbox.settle_publish(conn, job.job_id, "retried"),
     )

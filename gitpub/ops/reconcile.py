@@ -56,7 +56,7 @@ def repair_repository(ctx: Context) -> repair.Repaired:
         return repair.repair(ctx.repo)
 
 
-_RELEASE = {"lease_owner": None, "lease_token": None, "lease_expires_at": None}
+_RELEASE = jobs.JobUpdate(lease_owner=None, lease_token=None, lease_expires_at=None)
 
 
 def settle_interrupted_commits(ctx: Context, owner: str) -> list[str]:
@@ -85,7 +85,7 @@ def settle_interrupted_commits(ctx: Context, owner: str) -> list[str]:
                 State.LOCAL_COMMITTED,
                 "recover:found-commit",
                 {"commit": oid},
-                {"local_commit": oid, **_RELEASE},
+                jobs.JobUpdate({**_RELEASE, "local_commit": oid}),
             )
         )
     settled: list[str] = [m.job.job_id for m in moves if m.to is State.LOCAL_COMMITTED]

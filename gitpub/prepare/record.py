@@ -18,7 +18,7 @@ from gitpub.prepare import manifest, secrets, steps
 from gitpub.prepare.protocol import StepFailed
 from gitpub.scan.sanitize import sanitize_obj
 from gitpub.store import jobs
-from gitpub.store.jobs import Job, Move
+from gitpub.store.jobs import Job, JobUpdate, Move
 from gitpub.trust import Gate
 
 
@@ -114,7 +114,7 @@ class Recorder:
         self,
         step: str,
         detail: dict[str, Any],
-        values: dict[str, Any] | None = None,
+        values: JobUpdate | None = None,
         *,
         durable: bool,
         file: tuple[Path, bytes] | None = None,

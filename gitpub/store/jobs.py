@@ -8,7 +8,10 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, cast
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 from gitpub.core.errors import InputError, Signal
 from gitpub.core.ids import JobId, Sha256
@@ -16,6 +19,30 @@ from gitpub.core.states import State, check_transition
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 from gitpub.store import folders
 from gitpub.store.db import Store, now
+
+
+class JobUpdate(TypedDict, total=False):
+    """The fields a transition or a record may change, with their types: everything but the
+    job's identity, its state (the transition's own argument) and its timestamps."""
+
+    failure_code: str | None
+    base_commit: str | None
+    target_path: str | None
+    target_blob_sha256: str | None
+    artifact_dir: str | None
+    artifact_sha256: str | None
+    local_commit: str | None
+    remote_commit: str | None
+    attempt: int
+    max_attempts: int
+    next_retry_at: str | None
+    last_recheck_head: str | None
+    last_recheck_delta_sha: str | None
+    lease_owner: str | None
+    lease_token: str | None
+    lease_expires_at: str | None
+    requested_target: str | None
+    withdrawn_at: str | None
 
 
 class LeaseLost(Signal):
@@ -223,7 +250,7 @@ def transition(
     *,
     operator: bool = False,
     also: Callable[[sqlite3.Connection], None] | None = None,
-    **values: Any,
+    **values: Unpack[JobUpdate],
 ) -> Job:
     """Move job to `to` (one transaction with its event). The row must still be in job.state
     and, when job holds a lease, still under that lease; otherwise LeaseLost."""
@@ -234,7 +261,11 @@ def transition(
 
 
 def record(
-    store: Store, job: Job, step: str, detail: Mapping[str, Any] | None = None, **values: Any
+    store: Store,
+    job: Job,
+    step: str,
+    detail: Mapping[str, Any] | None = None,
+    **values: Unpack[JobUpdate],
 ) -> Job:
     """Record a step result (and field changes) without changing state."""
     return _update(store, job, None, step, detail, values)
@@ -279,7 +310,7 @@ def _apply(
     append_event(conn, job.job_id, job.state if to else None, to, step, detail)
 
 
-NO_VALUES: Mapping[str, Any] = MappingProxyType({})
+NO_VALUES = cast(JobUpdate, MappingProxyType({}))  # shared: never mutated
 """A Move's field changes when it has none: shared by every Move, so read-only."""
 
 
@@ -291,7 +322,7 @@ class Move(NamedTuple):
     to: State | None
     step: str
     detail: Mapping[str, Any] | None = None
-    values: Mapping[str, Any] = NO_VALUES
+    values: JobUpdate = NO_VALUES
 
 
 def transition_all(
