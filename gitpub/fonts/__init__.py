@@ -11,15 +11,15 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitpub.config import Config, FontsConfig
+from gitpub.config import Config, FontsConfig, slices
 from gitpub.core import crash
 from gitpub.core.errors import GitpubError
 from gitpub.core.files import public_mode, write_atomic
-from gitpub.fonts import charset, engine
+from gitpub.fonts import charset, chunks, engine
 from gitpub.fonts.source import FontError, SourceFont, load
 from gitpub.git.repo import Repo
 
@@ -37,18 +37,29 @@ class Plan:
     articles: charset.Articles
     keep: frozenset[int]  # (article characters ∪ always) ∩ source coverage
     reasons: dict[str, str]  # stale output → why
+    # Font file → the code points it holds: `keep` for each single-file output; one slice of
+    # `keep` per chunk file of a chunked font.
+    targets: dict[str, frozenset[int]] = field(default_factory=dict)
+    css: tuple[str, str] | None = None  # chunked: (path of the stylesheet, its text)
 
     def stamp(self, output: str) -> dict[str, Any]:
+        chars = self.targets.get(output, self.keep)
         stamp: dict[str, Any] = {
             "gitpub": engine.PIPELINE,
-            "chars": charset.digest(self.keep),
-            "count": len(self.keep),
+            "chars": charset.digest(chars),
+            "count": len(chars),
             "source": self.source.sha256,
             "face": self.source.face,
         }
         if output.endswith(".woff2"):
             stamp["quality"] = self.fonts.quality
+        if self.css is not None:
+            stamp["slicing"] = slices.SLICING
         return stamp
+
+    def outputs(self) -> list[str]:
+        """Every file this plan keeps current, fonts first, the stylesheet last."""
+        return [*self.targets, *([self.css[0]] if self.css else [])]
 
 
 def _fonts(cfg: Config) -> FontsConfig:
@@ -61,13 +72,34 @@ def plan(cfg: Config, root: Path) -> Plan:
     fc = _fonts(cfg)
     source = load(fc, root)
     articles = charset.read_articles(cfg, root)
-    keep = (articles.chars | charset.always(fc)) & source.coverage
-    p = Plan(root, fc, source, articles, frozenset(keep), {})
-    for output in fc.outputs:
+    keep = frozenset((articles.chars | charset.always(fc)) & source.coverage)
+    p = Plan(root, fc, source, articles, keep, {})
+    if fc.chunked is None:
+        p.targets = {output: keep for output in fc.outputs}
+    else:
+        parts = slices.split(keep)
+        p.targets = {
+            f"{fc.chunked}/{chunks.file_name(name)}": parts[name]
+            for name in sorted(parts, key=slices.names().index)
+        }
+        p.css = (f"{fc.chunked}/{slices.CSS_NAME}", chunks.css(fc, parts))
+    for output in p.targets:
         why = _why_stale(root / output, p.stamp(output))
         if why:
             p.reasons[output] = why
+    if p.css is not None:
+        why = _css_stale(root / p.css[0], p.css[1])
+        if why:
+            p.reasons[p.css[0]] = why
     return p
+
+
+def _css_stale(path: Path, want: str) -> str | None:
+    try:
+        have = path.read_bytes()
+    except FileNotFoundError:
+        return "missing"
+    return None if have == want.encode("utf-8") else "slices changed"
 
 
 def _why_stale(path: Path, want: dict[str, Any]) -> str | None:
@@ -111,23 +143,30 @@ def build(
 
 
 def _build(p: Plan, heartbeat: Callable[[], None] | None, progress: Progress | None) -> list[str]:
-    todo = [o for o in p.fonts.outputs if o in p.reasons]
-    for output in p.fonts.outputs:
+    todo = [o for o in p.outputs() if o in p.reasons]
+    for output in p.outputs():
         _remove_leftovers(p.root / output)
     if not todo:
         return []
-    total = len(todo) + 1
+    total = len(todo)
     if progress:
         progress("subsetting", 0, total)
-    sfnt = engine.subset(p.source, p.keep, engine.choose(p.fonts.engine))
-    if heartbeat:
-        heartbeat()
+    chosen = engine.choose(p.fonts.engine)
+    sfnts: dict[frozenset[int], bytes] = {}  # the single-file outputs share one subset
     changed = []
     for done, output in enumerate(todo, start=1):
         if progress:
-            progress(f"writing {Path(output).name}", done, total)
-        flavor = "woff2" if output.endswith(".woff2") else "woff"
-        data = engine.encode(sfnt, flavor, p.fonts.quality, p.stamp(output))
+            progress(f"writing {Path(output).name}", done - 1, total)
+        if p.css is not None and output == p.css[0]:
+            data = p.css[1].encode("utf-8")
+        else:
+            chars = p.targets[output]
+            if chars not in sfnts:
+                sfnts[chars] = engine.subset(p.source, chars, chosen)
+                if heartbeat:
+                    heartbeat()
+            flavor = "woff2" if output.endswith(".woff2") else "woff"
+            data = engine.encode(sfnts[chars], flavor, p.fonts.quality, p.stamp(output))
         path = p.root / output
         if not path.is_file() or path.read_bytes() != data:
             write_atomic(path, data, public_mode())
@@ -176,7 +215,7 @@ def gate(
     repo = Repo(worktree)
     head = repo.resolve("HEAD")
     outputs = {}
-    for output in p.fonts.outputs:
+    for output in p.outputs():
         path = worktree / output
         if not path.is_file():
             continue

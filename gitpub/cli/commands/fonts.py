@@ -10,8 +10,6 @@ from gitpub import fonts
 from gitpub.cli.commands.output import say, warn
 from gitpub.context import open_context
 from gitpub.core.errors import GitpubError
-from gitpub.deliver import fontmerge
-
 
 class _Bar:
     """A one-line progress bar on a terminal's stderr; silent when stderr is not a terminal,
@@ -69,6 +67,8 @@ def main(path: Path, *, check: bool) -> None:
 
 
 def rebase(path: Path, *, upstream: str | None) -> None:
+    from gitpub.deliver import fontmerge  # the delivery machinery: only a rebase needs it
+
     with open_context(path, need_remote=upstream is None) as ctx:
         bar = _progress()
         try:
