@@ -19,7 +19,7 @@ from gitpub.config import Config, FontsConfig, slices
 from gitpub.core import crash
 from gitpub.core.errors import GitpubError
 from gitpub.core.files import public_mode, write_atomic
-from gitpub.fonts import charset, chunks, engine
+from gitpub.fonts import charset, chunks, engine, unchanged
 from gitpub.fonts.source import FontError, SourceFont, load
 from gitpub.git.repo import Repo
 
@@ -126,7 +126,16 @@ def _why_stale(path: Path, want: dict[str, Any]) -> str | None:
 
 def stale(cfg: Config, root: Path) -> dict[str, str]:
     """Output path → why it is stale, for every output that a rebuild would change."""
-    return dict(plan(cfg, root).reasons)
+    if unchanged.current(cfg, root):
+        return {}
+    p = plan(cfg, root)
+    if not p.reasons:
+        _remember(cfg, p)
+    return dict(p.reasons)
+
+
+def _remember(cfg: Config, p: Plan) -> None:
+    unchanged.remember(cfg, p.root, p.source.path, sorted(p.articles.files), p.outputs())
 
 
 def build(
@@ -191,7 +200,12 @@ def _remove_leftovers(path: Path) -> None:
 def regenerate(cfg: Config, root: Path, *, progress: Progress | None = None) -> list[str]:
     """Rebuild the subsets in the checkout at `root` from its articles; returns the output
     paths whose bytes changed."""
-    return build(plan(cfg, root), progress=progress)
+    if unchanged.current(cfg, root):
+        return []
+    p = plan(cfg, root)
+    changed = build(p, progress=progress)
+    _remember(cfg, p)
+    return changed
 
 
 def _sha256_file(path: Path) -> str:

@@ -96,13 +96,18 @@ class Articles:
         return frozenset().union(*kept)
 
 
-def read_articles(cfg: Config, root: Path) -> Articles:
+def article_paths(cfg: Config, root: Path) -> list[str]:
+    """The article files of the checkout: tracked or not, never ignored ones."""
     out = run_git(
         ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--"] + pathspecs(cfg),
         root,
     ).stdout
+    return sorted(set(_z_lines(out)))
+
+
+def read_articles(cfg: Config, root: Path) -> Articles:
     articles = Articles(root)
-    for path in sorted(set(_z_lines(out))):
+    for path in article_paths(cfg, root):
         try:
             articles.files[path] = text_chars((root / path).read_bytes())
         except (FileNotFoundError, IsADirectoryError):

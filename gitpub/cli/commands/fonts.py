@@ -10,6 +10,8 @@ from gitpub import fonts
 from gitpub.cli.commands.output import say, warn
 from gitpub.context import open_context
 from gitpub.core.errors import GitpubError
+from gitpub.fonts import unchanged
+
 
 class _Bar:
     """A one-line progress bar on a terminal's stderr; silent when stderr is not a terminal,
@@ -51,6 +53,10 @@ def main(path: Path, *, check: bool) -> None:
                 raise GitpubError(
                     f"fonts: {len(stale)} subset(s) stale; run `git blogpub fonts` and commit"
                 )
+            say("fonts: up to date")
+            return
+        if unchanged.current(cfg, root):
+            # Nothing changed since a check found the outputs current: no lock, no font.
             say("fonts: up to date")
             return
         bar = _progress()
