@@ -68,9 +68,9 @@ def _fonts(cfg: Config) -> FontsConfig:
     return cfg.fonts
 
 
-def plan(cfg: Config, root: Path) -> Plan:
+def plan(cfg: Config, root: Path, *, source_blob: str | None = None) -> Plan:
     fc = _fonts(cfg)
-    source = load(fc, root)
+    source = load(fc, root, source_blob)
     articles = charset.read_articles(cfg, root)
     keep = frozenset((articles.chars | charset.always(fc)) & source.coverage)
     p = Plan(root, fc, source, articles, keep, {})
@@ -124,12 +124,15 @@ def _why_stale(path: Path, want: dict[str, Any]) -> str | None:
     return "stamp differs"
 
 
-def stale(cfg: Config, root: Path) -> dict[str, str]:
-    """Output path → why it is stale, for every output that a rebuild would change."""
-    if unchanged.current(cfg, root):
+def stale(cfg: Config, root: Path, *, private: bool = False) -> dict[str, str]:
+    """Output path → why it is stale, for every output that a rebuild would change.
+
+    `private`: `root` is one of gitpub's own checkouts, where nobody edits the source font,
+    so its facts are found by its blob id at HEAD (see `_pristine_blob`)."""
+    if not private and unchanged.current(cfg, root):
         return {}
-    p = plan(cfg, root)
-    if not p.reasons:
+    p = plan(cfg, root, source_blob=_private_blob(cfg, root) if private else None)
+    if not p.reasons and not private:  # a private checkout is gone in a moment
         _remember(cfg, p)
     return dict(p.reasons)
 
@@ -197,14 +200,17 @@ def _remove_leftovers(path: Path) -> None:
             tmp.unlink(missing_ok=True)
 
 
-def regenerate(cfg: Config, root: Path, *, progress: Progress | None = None) -> list[str]:
+def regenerate(
+    cfg: Config, root: Path, *, progress: Progress | None = None, private: bool = False
+) -> list[str]:
     """Rebuild the subsets in the checkout at `root` from its articles; returns the output
-    paths whose bytes changed."""
-    if unchanged.current(cfg, root):
+    paths whose bytes changed. `private` as for `stale`."""
+    if not private and unchanged.current(cfg, root):
         return []
-    p = plan(cfg, root)
+    p = plan(cfg, root, source_blob=_private_blob(cfg, root) if private else None)
     changed = build(p, progress=progress)
-    _remember(cfg, p)
+    if not private:
+        _remember(cfg, p)
     return changed
 
 
@@ -223,11 +229,11 @@ def gate(
     character the font cannot draw. A font that cannot be read raises FontError."""
     started = time.monotonic()
     log: list[str] = []
-    with engine.captured_log(log):  # reading the source can warn too
-        p = plan(cfg, worktree)
-    written = build(p, heartbeat=heartbeat, log=log)
     repo = Repo(worktree)
     head = repo.resolve("HEAD")
+    with engine.captured_log(log):  # reading the source can warn too
+        p = plan(cfg, worktree, source_blob=_pristine_blob(repo, head, _fonts(cfg)))
+    written = build(p, heartbeat=heartbeat, log=log)
     outputs = {}
     for output in p.outputs():
         path = worktree / output
@@ -260,6 +266,26 @@ def gate(
         "seconds": round(time.monotonic() - started, 3),
         "log": log,
     }
+
+
+def _private_blob(cfg: Config, root: Path) -> str | None:
+    repo = Repo(root)
+    return _pristine_blob(repo, repo.resolve("HEAD"), _fonts(cfg))
+
+
+def _pristine_blob(repo: Repo, head: str | None, fc: FontsConfig) -> str | None:
+    """The blob id the source font holds in a job's private checkout: fresh from the commit
+    at HEAD, never edited there. None for a link (the bytes are the target's, not the
+    link's) or a font outside the tree."""
+    if head is None or Path(fc.source).is_absolute():
+        return None
+    try:
+        entry = repo.commit(head).tree[fc.source]
+    except (KeyError, ValueError):
+        return None
+    if entry.filemode not in (0o100644, 0o100755):
+        return None
+    return str(entry.id)
 
 
 def outputs_differ(worktree: Path, outputs: dict[str, str]) -> bool:
