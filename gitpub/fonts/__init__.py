@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +28,27 @@ Progress = Callable[[str, int, int], None]
 """progress(label, steps done, steps in all): called as long work moves on."""
 
 
-@dataclass
 class Plan:
-    root: Path
-    fonts: FontsConfig
-    source: SourceFont
-    articles: charset.Articles
-    keep: frozenset[int]  # (article characters ∪ always) ∩ source coverage
-    reasons: dict[str, str]  # stale output → why
-    # Font file → the code points it holds: `keep` for each single-file output; one slice of
-    # `keep` per chunk file of a chunked font.
-    targets: dict[str, frozenset[int]] = field(default_factory=dict)
-    css: tuple[str, str] | None = None  # chunked: (path of the stylesheet, its text)
+    # A plain class, not a dataclass: `git blogpub fonts` with nothing changed imports this
+    # module, and the dataclasses module alone would cost it a tenth of its time.
+    def __init__(
+        self,
+        root: Path,
+        fonts: FontsConfig,
+        source: SourceFont,
+        articles: charset.Articles,
+        keep: frozenset[int],
+    ) -> None:
+        self.root = root
+        self.fonts = fonts
+        self.source = source
+        self.articles = articles
+        self.keep = keep  # (article characters ∪ always) ∩ source coverage
+        self.reasons: dict[str, str] = {}  # stale output → why
+        # Font file → the code points it holds: `keep` for each single-file output; one
+        # slice of `keep` per chunk file of a chunked font.
+        self.targets: dict[str, frozenset[int]] = {}
+        self.css: tuple[str, str] | None = None  # chunked: (stylesheet path, its text)
 
     def stamp(self, output: str) -> dict[str, Any]:
         chars = self.targets.get(output, self.keep)
@@ -73,7 +81,7 @@ def plan(cfg: Config, root: Path, *, source_blob: str | None = None) -> Plan:
     source = load(fc, root, source_blob)
     articles = charset.read_articles(cfg, root)
     keep = frozenset((articles.chars | charset.always(fc)) & source.coverage)
-    p = Plan(root, fc, source, articles, keep, {})
+    p = Plan(root, fc, source, articles, keep)
     if fc.chunked is None:
         p.targets = {output: keep for output in fc.outputs}
     else:

@@ -8,7 +8,6 @@ import functools
 import hashlib
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitpub.config import Config, FontsConfig
@@ -64,13 +63,13 @@ def text_chars(data: bytes) -> frozenset[int]:
     return frozenset(map(ord, data.decode("utf-8", "ignore")))
 
 
-@dataclass
 class Articles:
     """The article files of one checkout (tracked or not, never ignored ones) and their
     characters, read from the working tree."""
 
-    root: Path
-    files: dict[str, frozenset[int]] = field(default_factory=dict)
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: dict[str, frozenset[int]] = {}
 
     @functools.cached_property
     def chars(self) -> frozenset[int]:

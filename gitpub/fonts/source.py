@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import struct
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,16 @@ class FontError(GitpubError):
     """The source font cannot be used; the message names the key and the file."""
 
 
-@dataclass
 class SourceFont:
-    path: Path
-    face: int
-    sha256: str
-    outlines: str  # "truetype" (glyf) or "cff"
-    coverage: frozenset[int]
-    cache: dict[str, Any] = field(default_factory=dict)  # engine objects, built on first use
+    def __init__(
+        self, path: Path, face: int, sha256: str, outlines: str, coverage: frozenset[int]
+    ) -> None:
+        self.path = path
+        self.face = face
+        self.sha256 = sha256
+        self.outlines = outlines  # "truetype" (glyf) or "cff"
+        self.coverage = coverage
+        self.cache: dict[str, Any] = {}  # engine objects, built on first use
 
 
 Identity = tuple[str, int, int, int, int]
