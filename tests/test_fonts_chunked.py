@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from conftest import Blog, article
+from conftest import Blog, article, git
 from fontkit import (
     CHUNKED,
     chars,
@@ -280,3 +282,56 @@ def test_the_write_set_of_a_chunked_font_comes_from_the_config_alone(tmp_path: P
     on_remote = set(_remote_tree(blog))
     assert on_remote <= outputs
     assert all(p == CSS or (p.startswith(f"{CHUNKED}/") and p.endswith(".woff2")) for p in outputs)
+
+
+def test_init_proposes_chunks_for_a_cjk_font_and_the_proposal_builds(tmp_path: Path) -> None:
+    source, _ = cjk_font()
+    root = tmp_path / "site"
+    (root / "content" / "posts").mkdir(parents=True)
+    (root / "content" / "posts" / "a.md").write_text(article("春", "春眠不觉晓。"), "utf-8")
+    (root / "fonts").mkdir()
+    (root / "fonts" / Path(source).name).symlink_to(source)
+    git(tmp_path, "init", "--quiet", str(root))
+    res = subprocess.run(
+        [sys.executable, "-m", "gitpub", "-C", str(root), "init"], capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stderr
+    text = (root / ".blogpub.toml").read_text("utf-8")
+    # A person uncomments the table as proposed (the single-file line stays a comment).
+    lines = text.splitlines()
+    start = lines.index("# [fonts]")
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("# Or "))
+    lines[start:end] = [line.removeprefix("# ") for line in lines[start:end]]
+    (root / ".blogpub.toml").write_text("\n".join(lines) + "\n", "utf-8")
+    fc = config.load(root).fonts
+    assert fc is not None and fc.chunked == "public/fonts/blog" and fc.outputs == ()
+
+    res = subprocess.run(
+        [sys.executable, "-m", "gitpub", "-C", str(root), "fonts"], capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stderr
+    css = (root / "public/fonts/blog/blog.css").read_text("utf-8")
+    held = set().union(
+        *_chunks({p.name: p.read_bytes() for p in (root / CHUNKED).iterdir()}).values()
+    )
+    assert chars("春眠不觉晓") <= held
+    assert set(_declared(css)) == {p.name for p in (root / CHUNKED).glob("*.woff2")}
+
+
+def test_doctor_checks_that_the_chunk_folder_can_be_written(tmp_path: Path) -> None:
+    blog = cjk_chunked_blog(tmp_path)
+    blog.ok("install")
+    found = [
+        f for f in blog.blogpub("doctor", "--json").json()["findings"] if f["check"] == "fonts"
+    ]
+    assert all(f["status"] == "ok" for f in found), found
+
+    # `public/fonts` is a file here, so nothing can be written below it (even by root).
+    shutil.rmtree(blog.root / "public")
+    (blog.root / "public").write_text("not a folder\n")
+    res = blog.blogpub("doctor", "--json")
+    problems = [
+        f for f in res.json()["findings"] if f["check"] == "fonts" and f["status"] == "problem"
+    ]
+    assert res.returncode == 1 and len(problems) == 1, problems
+    assert CSS in problems[0]["message"] and "fonts.chunked" in problems[0]["hint"]
