@@ -335,3 +335,25 @@ def test_doctor_checks_that_the_chunk_folder_can_be_written(tmp_path: Path) -> N
     ]
     assert res.returncode == 1 and len(problems) == 1, problems
     assert CSS in problems[0]["message"] and "fonts.chunked" in problems[0]["hint"]
+
+
+def test_fonts_removes_the_chunk_of_a_slice_no_article_uses_any_more(tmp_path: Path) -> None:
+    source, face = cjk_font()
+    cover = coverage(source, face)
+    blog = cjk_chunked_blog(tmp_path)
+    used = _remote_article_chars(blog) | ASCII
+    in_use = {slices.slice_of(cp) for cp in used}
+    new = next(cp for cp in sorted(cover) if cp >= 0x4E00 and slices.slice_of(cp) not in in_use)
+    chunk = f"{CHUNKED}/{slices.slice_of(new)}.woff2"
+    note = blog.root / "content" / "posts" / "k.mdx"
+    note.write_text(_note("k", new), encoding="utf-8")
+    blog.ok("fonts")
+    assert (blog.root / chunk).is_file()
+
+    note.unlink()
+    res = blog.ok("fonts")
+    assert f"removed {chunk}" in res.stdout
+    assert not (blog.root / chunk).exists()
+    assert f"{slices.slice_of(new)}.woff2" not in _declared((blog.root / CSS).read_text("utf-8"))
+    blog.ok("fonts", "--check")
+    assert blog.git("status", "--porcelain") == ""  # back to what the remote holds

@@ -209,17 +209,36 @@ def _remove_leftovers(path: Path) -> None:
 
 
 def regenerate(
-    cfg: Config, root: Path, *, progress: Progress | None = None, private: bool = False
+    cfg: Config,
+    root: Path,
+    *,
+    progress: Progress | None = None,
+    private: bool = False,
+    prune: bool = False,
 ) -> list[str]:
     """Rebuild the subsets in the checkout at `root` from its articles; returns the output
-    paths whose bytes changed. `private` as for `stale`."""
+    paths whose bytes changed. `private` as for `stale`. `prune`: also delete the chunks of
+    slices no article uses any more (a person's checkout only: a job never deletes)."""
     if not private and unchanged.current(cfg, root):
         return []
     p = plan(cfg, root, source_blob=_private_blob(cfg, root) if private else None)
     changed = build(p, progress=progress)
+    if prune and p.fonts.chunked is not None:
+        changed += _prune(p, p.fonts.chunked)
     if not private:
         _remember(cfg, p)
     return changed
+
+
+def _prune(p: Plan, folder: str) -> list[str]:
+    known = set(slices.names())
+    gone = []
+    for file in sorted((p.root / folder).glob("*.woff2")):
+        output = f"{folder}/{file.name}"
+        if file.stem in known and output not in p.targets:
+            file.unlink()
+            gone.append(output)
+    return gone
 
 
 def _sha256_file(path: Path) -> str:

@@ -62,12 +62,12 @@ def main(path: Path, *, check: bool) -> None:
         bar = _progress()
         try:
             with ctx.locks.hold("checkout"):
-                changed = fonts.regenerate(cfg, root, progress=bar)
+                changed = fonts.regenerate(cfg, root, progress=bar, prune=True)
         finally:
             if bar:
                 bar.close()
         for output in changed:
-            say(f"rebuilt {output}")
+            say(f"rebuilt {output}" if (root / output).exists() else f"removed {output}")
         if not changed:
             say("fonts: up to date")
 
