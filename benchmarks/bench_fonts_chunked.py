@@ -86,6 +86,25 @@ def changed_files(root: Path, committed: dict[str, bytes]) -> list[str]:
     )
 
 
+def nothing_new(roots: dict[str, Path], known: str, reps: int) -> None:
+    """The font gate of a job whose article brings no new character (in process, the
+    source font's facts cached): what every such publish pays."""
+    runs = {}
+    for mode, root in roots.items():
+        cfg = config.load(root)
+        (root / "content" / "posts" / "new.md").write_text(known[:200], encoding="utf-8")
+        fonts.gate(cfg, root)  # the outputs current for this article set
+
+        def run(cfg: config.Config = cfg, root: Path = root) -> None:
+            assert fonts.gate(cfg, root)["written"] == []
+
+        runs[mode] = run
+    t = measure(runs, reps)
+    print(f"\nThe font gate of an article that adds no character, medians of {reps}:")
+    for mode, timing in t.items():
+        print(f"  {mode:<10}{timing.wall * 1000:7.1f} ms ({timing.cpu * 1000:.1f} ms CPU)")
+
+
 def cli_medians(roots: dict[str, Path], reps: int) -> dict[str, float]:
     """Median seconds of `git blogpub fonts` (each mode) and `status`, taking turns."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -179,6 +198,7 @@ def main() -> None:
             f"({chunk_bytes / single:.2f}× single, goal ≤ 1.3×) + {css:,} B of CSS"
         )
 
+        nothing_new(roots, base, max(reps, 7))
         cli = cli_medians(roots, max(reps, 7))
         print(
             f"\n`git blogpub …` with nothing changed, medians of {max(reps, 7)} (a process each):"
