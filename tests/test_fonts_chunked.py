@@ -357,3 +357,28 @@ def test_fonts_removes_the_chunk_of_a_slice_no_article_uses_any_more(tmp_path: P
     assert f"{slices.slice_of(new)}.woff2" not in _declared((blog.root / CSS).read_text("utf-8"))
     blog.ok("fonts", "--check")
     assert blog.git("status", "--porcelain") == ""  # back to what the remote holds
+
+
+def test_a_hand_written_note_is_delivered_with_just_its_chunk(tmp_path: Path) -> None:
+    source, face = cjk_font()
+    blog = cjk_chunked_blog(tmp_path)
+    blog.ok("install")
+    used = _remote_article_chars(blog) | ASCII
+    (new,) = _fresh_in_used_slices(used, coverage(source, face), 1)
+    chunk = f"{CHUNKED}/{slices.slice_of(new)}.woff2"
+    before = _remote_tree(blog)
+    (blog.root / "content" / "posts" / "note.mdx").write_text(_note("one", new), "utf-8")
+
+    blog.ok("run", "--until-idle")
+
+    (commit,) = blog.remote_git(
+        "log", "--format=%H", "--fixed-strings", "--grep=Blog-External-Sync: ", "main"
+    ).split()
+    assert set(blog.remote_git("show", "--format=", "--name-only", commit).split()) == {
+        "content/posts/note.mdx",
+        chunk,
+    }
+    after = _remote_tree(blog)
+    assert {p for p in after if before.get(p) != after[p]} == {chunk}
+    assert new in cmap(blog.remote_file(chunk))
+    assert blog.git("status", "--porcelain") == ""
