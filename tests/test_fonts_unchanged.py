@@ -14,7 +14,7 @@ from pathlib import Path
 from conftest import Blog, article
 from fontkit import COVERED, cmap, tiny_blog, tiny_font
 
-from gitpub import userdirs
+from gitpub.core import userdirs
 from gitpub.fonts import unchanged
 
 WOFF2 = "public/fonts/blog.woff2"

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gitpub.core import userdirs
 from gitpub.config import Config, slices
+from gitpub.core import userdirs
 
 RACY_SECONDS = 2.0
 VERSION = 1
