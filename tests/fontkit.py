@@ -127,6 +127,23 @@ def fonts_table(
     )
 
 
+CHUNKED = "public/fonts/blog"
+
+
+def chunked_table(source: str, face: int = 0, quality: int = 1, extra: str = "") -> str:
+    return (
+        f'[fonts]\nsource = "{source}"\nface = {face}\nchunked = "{CHUNKED}"\n'
+        f'family = "Blog Sans"\nquality = {quality}\n{extra}'
+    )
+
+
+def cjk_chunked_blog(base: Path) -> Blog:
+    """A font blog in chunked mode whose source is the system's CJK font."""
+    source, face = cjk_font()
+    table = chunked_table(f"fonts/{Path(source).name}", face)
+    return make_font_blog(base, table, link=Path(source))
+
+
 def make_font_blog(
     base: Path, fonts_toml: str, font_file: Path | None = None, link: Path | None = None
 ) -> Blog:

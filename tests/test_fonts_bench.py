@@ -23,3 +23,24 @@ def test_font_benchmark_prints_the_three_tools_side_by_side(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     (row,) = [line for line in proc.stdout.splitlines() if line.strip().startswith("50 |")]
     assert row.count(" B ") == 3 and "× wall" in row
+
+
+def test_chunked_font_benchmark_prints_the_three_ways_and_the_no_op_gate(tmp_path: Path) -> None:
+    cjk_font()
+    bench = BENCH.with_name("bench_fonts_chunked.py")
+    proc = subprocess.run(
+        [sys.executable, str(bench), "--chars", "50", "--reps", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows: dict[str, str] = {}
+    for line in proc.stdout.splitlines():  # the first line naming each way: the rebuild table
+        if line.strip():
+            rows.setdefault(line.split()[0], line)
+    assert "whole subset" in rows["pyftsubset"]
+    # One new character: the chunked gate rewrote one chunk file, nothing else.
+    assert rows["chunked"].rstrip().endswith(".woff2") and "," not in rows["chunked"]
+    assert "× status" in proc.stdout and "chunks (" in proc.stdout

@@ -268,13 +268,11 @@ def resolve(c: _Ctx, job_id: str, cont: bool, abandon: bool, allow: tuple[str, .
 
 
 @cli.command()
-@click.option("--check", is_flag=True, help="Exit 1 when the subsets are stale; write nothing.")
+@_options(options.FONTS)
 @pass_ctx
-def fonts(c: _Ctx, check: bool) -> None:
+def fonts(c: _Ctx, /, **values: Any) -> None:
     """Rebuild the font subsets in the live checkout."""
-    from gitpub.cli.commands import fonts as cmd
-
-    cmd.main(c.path, check=check)
+    entry.run_command("fonts", c.path, values)
 
 
 @cli.command()

@@ -89,6 +89,12 @@ def run_command(command: str, path: Path, values: dict[str, Any]) -> int | None:
         from gitpub.cli.commands import status
 
         status.main(path, **values)
+    elif command == "fonts":
+        # A build script runs it before every deploy: nothing changed must cost no more
+        # than `status` does.
+        from gitpub.cli.commands import fonts
+
+        fonts.main(path, **values)
     else:  # pragma: no cover - options.COMMANDS and this function are edited together
         raise KeyError(command)
     return None

@@ -72,5 +72,7 @@ STATUS = (
     Option("--limit", "limit", TYPED, "At most N jobs, the newest."),
 )
 
-COMMANDS = {"submit": SUBMIT, "status": STATUS}
+FONTS = (Option("--check", "check", FLAG, "Exit 1 when the subsets are stale; write nothing."),)
+
+COMMANDS = {"submit": SUBMIT, "status": STATUS, "fonts": FONTS}
 """The commands the fast parser may take, by name."""

@@ -55,6 +55,10 @@ class FontsConfig(NamedTuple):
     # Empty: every file under publish.content ending in one of publish.suffixes.
     articles: tuple[str, ...] = ()
     cjk_punctuation: bool = False  # also always keep the common CJK and fullwidth punctuation
+    # A folder instead of `outputs`: blog.css (one @font-face per unicode-range slice) and one
+    # .woff2 per slice the articles use (gitpub.config.slices); None: the single-file outputs.
+    chunked: str | None = None
+    family: str = "Blog Sans"  # the font-family the chunked CSS declares
 
 
 BUILTIN_STEPS: dict[str, tuple[str, ...]] = {
@@ -128,7 +132,14 @@ class Config(NamedTuple):
 
     @property
     def font_outputs(self) -> tuple[str, ...]:
-        return self.fonts.outputs if self.fonts else ()
+        """Every path the font gate may write: what gitpub stages and a job may change."""
+        if self.fonts is None:
+            return ()
+        if self.fonts.chunked is not None:
+            from gitpub.config.slices import output_paths  # only chunked fonts read the table
+
+            return output_paths(self.fonts.chunked)
+        return self.fonts.outputs
 
 
 _REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")

@@ -225,11 +225,18 @@ def fonts(path: Path, data: Any) -> FontsConfig:
             "engine",
             "articles",
             "cjk_punctuation",
+            "chunked",
+            "family",
         }
     )
     d = FontsConfig()
-    outputs = tuple(
-        _relative_path(path, "fonts.outputs", o) for o in r.strings("outputs", d.outputs)
+    chunked = _chunked(path, r)
+    outputs = (
+        ()
+        if chunked
+        else tuple(
+            _relative_path(path, "fonts.outputs", o) for o in r.strings("outputs", d.outputs)
+        )
     )
     for o in outputs:
         if not o.endswith((".woff2", ".woff")):
@@ -256,7 +263,35 @@ def fonts(path: Path, data: Any) -> FontsConfig:
         engine=r.choice("engine", d.engine, ("auto", "harfbuzz", "fonttools")),
         articles=articles,
         cjk_punctuation=punctuation,
+        chunked=chunked,
+        family=_family(path, r.string("family", d.family)),
     )
+
+
+def _chunked(path: Path, r: _Reader) -> str | None:
+    if "chunked" not in r.data:
+        return None
+    if "outputs" in r.data:
+        # Both would be written and both staged: say which one the blog means.
+        raise ConfigError(
+            f"{path}: fonts.chunked and fonts.outputs exclude each other; keep chunked (a folder "
+            "of unicode-range chunks) or outputs (single subset files)"
+        )
+    folder = _relative_path(path, "fonts.chunked", r.string("chunked", "-"))
+    if folder.lower().endswith((".woff2", ".woff", ".css")):
+        raise ConfigError(f"{path}: fonts.chunked names a folder, not a file: {folder!r}")
+    return folder
+
+
+def _family(path: Path, value: str) -> str:
+    # It is written between double quotes in the CSS: a quote, backslash or line break
+    # would end the string and let the config write CSS of its own.
+    if any(c in value for c in '"\\\n\r') or not value.isprintable():
+        raise ConfigError(
+            f"{path}: fonts.family must be printable text without quotes or backslashes, "
+            f"got {value!r}"
+        )
+    return value
 
 
 def steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:

@@ -105,7 +105,7 @@ def _refresh_after_clean_rebase(
     from gitpub import fonts  # the font engine is heavy: loaded where fonts are configured
 
     try:
-        if not fonts.stale(ctx.config, worktree):
+        if not fonts.stale(ctx.config, worktree, private=True):
             return job, None
         return _rebuild_and_amend(ctx, job, worktree, "stale after rebase", target, []), None
     except fonts.FontError as exc:
@@ -119,7 +119,7 @@ def _rebuild_and_amend(
     from gitpub import fonts
 
     repo, cfg = ctx.repo, ctx.config
-    written = fonts.regenerate(cfg, worktree)
+    written = fonts.regenerate(cfg, worktree, private=True)
     head = repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
     assert head is not None
     parent = str(repo.commit(head).parent_ids[0])

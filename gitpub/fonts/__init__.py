@@ -11,15 +11,14 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitpub.config import Config, FontsConfig
+from gitpub.config import Config, FontsConfig, slices
 from gitpub.core import crash
 from gitpub.core.errors import GitpubError
 from gitpub.core.files import public_mode, write_atomic
-from gitpub.fonts import charset, engine
+from gitpub.fonts import charset, chunks, engine, unchanged
 from gitpub.fonts.source import FontError, SourceFont, load
 from gitpub.git.repo import Repo
 
@@ -29,26 +28,46 @@ Progress = Callable[[str, int, int], None]
 """progress(label, steps done, steps in all): called as long work moves on."""
 
 
-@dataclass
 class Plan:
-    root: Path
-    fonts: FontsConfig
-    source: SourceFont
-    articles: charset.Articles
-    keep: frozenset[int]  # (article characters ∪ always) ∩ source coverage
-    reasons: dict[str, str]  # stale output → why
+    # A plain class, not a dataclass: `git blogpub fonts` with nothing changed imports this
+    # module, and the dataclasses module alone would cost it a tenth of its time.
+    def __init__(
+        self,
+        root: Path,
+        fonts: FontsConfig,
+        source: SourceFont,
+        articles: charset.Articles,
+        keep: frozenset[int],
+    ) -> None:
+        self.root = root
+        self.fonts = fonts
+        self.source = source
+        self.articles = articles
+        self.keep = keep  # (article characters ∪ always) ∩ source coverage
+        self.reasons: dict[str, str] = {}  # stale output → why
+        # Font file → the code points it holds: `keep` for each single-file output; one
+        # slice of `keep` per chunk file of a chunked font.
+        self.targets: dict[str, frozenset[int]] = {}
+        self.css: tuple[str, str] | None = None  # chunked: (stylesheet path, its text)
 
     def stamp(self, output: str) -> dict[str, Any]:
+        chars = self.targets.get(output, self.keep)
         stamp: dict[str, Any] = {
             "gitpub": engine.PIPELINE,
-            "chars": charset.digest(self.keep),
-            "count": len(self.keep),
+            "chars": charset.digest(chars),
+            "count": len(chars),
             "source": self.source.sha256,
             "face": self.source.face,
         }
         if output.endswith(".woff2"):
             stamp["quality"] = self.fonts.quality
+        if self.css is not None:
+            stamp["slicing"] = slices.SLICING
         return stamp
+
+    def outputs(self) -> list[str]:
+        """Every file this plan keeps current, fonts first, the stylesheet last."""
+        return [*self.targets, *([self.css[0]] if self.css else [])]
 
 
 def _fonts(cfg: Config) -> FontsConfig:
@@ -57,17 +76,38 @@ def _fonts(cfg: Config) -> FontsConfig:
     return cfg.fonts
 
 
-def plan(cfg: Config, root: Path) -> Plan:
+def plan(cfg: Config, root: Path, *, source_blob: str | None = None) -> Plan:
     fc = _fonts(cfg)
-    source = load(fc, root)
+    source = load(fc, root, source_blob)
     articles = charset.read_articles(cfg, root)
-    keep = (articles.chars | charset.always(fc)) & source.coverage
-    p = Plan(root, fc, source, articles, frozenset(keep), {})
-    for output in fc.outputs:
+    keep = frozenset((articles.chars | charset.always(fc)) & source.coverage)
+    p = Plan(root, fc, source, articles, keep)
+    if fc.chunked is None:
+        p.targets = {output: keep for output in fc.outputs}
+    else:
+        parts = slices.split(keep)
+        p.targets = {
+            f"{fc.chunked}/{chunks.file_name(name)}": parts[name]
+            for name in sorted(parts, key=slices.names().index)
+        }
+        p.css = (f"{fc.chunked}/{slices.CSS_NAME}", chunks.css(fc, parts))
+    for output in p.targets:
         why = _why_stale(root / output, p.stamp(output))
         if why:
             p.reasons[output] = why
+    if p.css is not None:
+        why = _css_stale(root / p.css[0], p.css[1])
+        if why:
+            p.reasons[p.css[0]] = why
     return p
+
+
+def _css_stale(path: Path, want: str) -> str | None:
+    try:
+        have = path.read_bytes()
+    except FileNotFoundError:
+        return "missing"
+    return None if have == want.encode("utf-8") else "slices changed"
 
 
 def _why_stale(path: Path, want: dict[str, Any]) -> str | None:
@@ -92,9 +132,21 @@ def _why_stale(path: Path, want: dict[str, Any]) -> str | None:
     return "stamp differs"
 
 
-def stale(cfg: Config, root: Path) -> dict[str, str]:
-    """Output path → why it is stale, for every output that a rebuild would change."""
-    return dict(plan(cfg, root).reasons)
+def stale(cfg: Config, root: Path, *, private: bool = False) -> dict[str, str]:
+    """Output path → why it is stale, for every output that a rebuild would change.
+
+    `private`: `root` is one of gitpub's own checkouts, where nobody edits the source font,
+    so its facts are found by its blob id at HEAD (see `_pristine_blob`)."""
+    if not private and unchanged.current(cfg, root):
+        return {}
+    p = plan(cfg, root, source_blob=_private_blob(cfg, root) if private else None)
+    if not p.reasons and not private:  # a private checkout is gone in a moment
+        _remember(cfg, p)
+    return dict(p.reasons)
+
+
+def _remember(cfg: Config, p: Plan) -> None:
+    unchanged.remember(cfg, p.root, p.source.path, sorted(p.articles.files), p.outputs())
 
 
 def build(
@@ -111,23 +163,30 @@ def build(
 
 
 def _build(p: Plan, heartbeat: Callable[[], None] | None, progress: Progress | None) -> list[str]:
-    todo = [o for o in p.fonts.outputs if o in p.reasons]
-    for output in p.fonts.outputs:
+    todo = [o for o in p.outputs() if o in p.reasons]
+    for output in p.outputs():
         _remove_leftovers(p.root / output)
     if not todo:
         return []
-    total = len(todo) + 1
+    total = len(todo)
     if progress:
         progress("subsetting", 0, total)
-    sfnt = engine.subset(p.source, p.keep, engine.choose(p.fonts.engine))
-    if heartbeat:
-        heartbeat()
+    chosen = engine.choose(p.fonts.engine)
+    sfnts: dict[frozenset[int], bytes] = {}  # the single-file outputs share one subset
     changed = []
     for done, output in enumerate(todo, start=1):
         if progress:
-            progress(f"writing {Path(output).name}", done, total)
-        flavor = "woff2" if output.endswith(".woff2") else "woff"
-        data = engine.encode(sfnt, flavor, p.fonts.quality, p.stamp(output))
+            progress(f"writing {Path(output).name}", done - 1, total)
+        if p.css is not None and output == p.css[0]:
+            data = p.css[1].encode("utf-8")
+        else:
+            chars = p.targets[output]
+            if chars not in sfnts:
+                sfnts[chars] = engine.subset(p.source, chars, chosen)
+                if heartbeat:
+                    heartbeat()
+            flavor = "woff2" if output.endswith(".woff2") else "woff"
+            data = engine.encode(sfnts[chars], flavor, p.fonts.quality, p.stamp(output))
         path = p.root / output
         if not path.is_file() or path.read_bytes() != data:
             write_atomic(path, data, public_mode())
@@ -149,10 +208,37 @@ def _remove_leftovers(path: Path) -> None:
             tmp.unlink(missing_ok=True)
 
 
-def regenerate(cfg: Config, root: Path, *, progress: Progress | None = None) -> list[str]:
+def regenerate(
+    cfg: Config,
+    root: Path,
+    *,
+    progress: Progress | None = None,
+    private: bool = False,
+    prune: bool = False,
+) -> list[str]:
     """Rebuild the subsets in the checkout at `root` from its articles; returns the output
-    paths whose bytes changed."""
-    return build(plan(cfg, root), progress=progress)
+    paths whose bytes changed. `private` as for `stale`. `prune`: also delete the chunks of
+    slices no article uses any more (a person's checkout only: a job never deletes)."""
+    if not private and unchanged.current(cfg, root):
+        return []
+    p = plan(cfg, root, source_blob=_private_blob(cfg, root) if private else None)
+    changed = build(p, progress=progress)
+    if prune and p.fonts.chunked is not None:
+        changed += _prune(p, p.fonts.chunked)
+    if not private:
+        _remember(cfg, p)
+    return changed
+
+
+def _prune(p: Plan, folder: str) -> list[str]:
+    known = set(slices.names())
+    gone = []
+    for file in sorted((p.root / folder).glob("*.woff2")):
+        output = f"{folder}/{file.name}"
+        if file.stem in known and output not in p.targets:
+            file.unlink()
+            gone.append(output)
+    return gone
 
 
 def _sha256_file(path: Path) -> str:
@@ -170,13 +256,13 @@ def gate(
     character the font cannot draw. A font that cannot be read raises FontError."""
     started = time.monotonic()
     log: list[str] = []
-    with engine.captured_log(log):  # reading the source can warn too
-        p = plan(cfg, worktree)
-    written = build(p, heartbeat=heartbeat, log=log)
     repo = Repo(worktree)
     head = repo.resolve("HEAD")
+    with engine.captured_log(log):  # reading the source can warn too
+        p = plan(cfg, worktree, source_blob=_pristine_blob(repo, head, _fonts(cfg)))
+    written = build(p, heartbeat=heartbeat, log=log)
     outputs = {}
-    for output in p.fonts.outputs:
+    for output in p.outputs():
         path = worktree / output
         if not path.is_file():
             continue
@@ -207,6 +293,26 @@ def gate(
         "seconds": round(time.monotonic() - started, 3),
         "log": log,
     }
+
+
+def _private_blob(cfg: Config, root: Path) -> str | None:
+    repo = Repo(root)
+    return _pristine_blob(repo, repo.resolve("HEAD"), _fonts(cfg))
+
+
+def _pristine_blob(repo: Repo, head: str | None, fc: FontsConfig) -> str | None:
+    """The blob id the source font holds in a job's private checkout: fresh from the commit
+    at HEAD, never edited there. None for a link (the bytes are the target's, not the
+    link's) or a font outside the tree."""
+    if head is None or Path(fc.source).is_absolute():
+        return None
+    try:
+        entry = repo.commit(head).tree[fc.source]
+    except (KeyError, ValueError):
+        return None
+    if entry.filemode not in (0o100644, 0o100755):
+        return None
+    return str(entry.id)
 
 
 def outputs_differ(worktree: Path, outputs: dict[str, str]) -> bool:

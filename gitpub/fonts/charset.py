@@ -8,7 +8,6 @@ import functools
 import hashlib
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitpub.config import Config, FontsConfig
@@ -64,13 +63,13 @@ def text_chars(data: bytes) -> frozenset[int]:
     return frozenset(map(ord, data.decode("utf-8", "ignore")))
 
 
-@dataclass
 class Articles:
     """The article files of one checkout (tracked or not, never ignored ones) and their
     characters, read from the working tree."""
 
-    root: Path
-    files: dict[str, frozenset[int]] = field(default_factory=dict)
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: dict[str, frozenset[int]] = {}
 
     @functools.cached_property
     def chars(self) -> frozenset[int]:
@@ -96,13 +95,18 @@ class Articles:
         return frozenset().union(*kept)
 
 
-def read_articles(cfg: Config, root: Path) -> Articles:
+def article_paths(cfg: Config, root: Path) -> list[str]:
+    """The article files of the checkout: tracked or not, never ignored ones."""
     out = run_git(
         ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--"] + pathspecs(cfg),
         root,
     ).stdout
+    return sorted(set(_z_lines(out)))
+
+
+def read_articles(cfg: Config, root: Path) -> Articles:
     articles = Articles(root)
-    for path in sorted(set(_z_lines(out))):
+    for path in article_paths(cfg, root):
         try:
             articles.files[path] = text_chars((root / path).read_bytes())
         except (FileNotFoundError, IsADirectoryError):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import logging
 import struct
 from collections.abc import Iterator
 from typing import Any
@@ -27,23 +26,20 @@ PIPELINE = 1
 read as stale and every subset is rebuilt once."""
 
 
-class _Collect(logging.Handler):
-    def __init__(self, into: list[str]) -> None:
-        super().__init__(logging.WARNING)
-        self.into = into
-
-    def emit(self, record: logging.LogRecord) -> None:
-        line = f"{record.name}: {record.getMessage()}"
-        if line not in self.into and len(self.into) < 20:
-            self.into.append(line)
-
-
 @contextlib.contextmanager
 def captured_log(into: list[str]) -> Iterator[None]:
     """fontTools' own warnings ("FFTM NOT subset", ...) go into `into`, for the job's
     events, instead of the operator's terminal."""
+    import logging  # here: a check that finds nothing to build never logs
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            line = f"{record.name}: {record.getMessage()}"
+            if line not in into and len(into) < 20:
+                into.append(line)
+
     logger = logging.getLogger("fontTools")
-    handler, propagate = _Collect(into), logger.propagate
+    handler, propagate = Collect(logging.WARNING), logger.propagate
     logger.addHandler(handler)
     logger.propagate = False
     try:

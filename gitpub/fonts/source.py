@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import struct
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +25,23 @@ class FontError(GitpubError):
     """The source font cannot be used; the message names the key and the file."""
 
 
-@dataclass
 class SourceFont:
-    path: Path
-    face: int
-    sha256: str
-    outlines: str  # "truetype" (glyf) or "cff"
-    coverage: frozenset[int]
-    cache: dict[str, Any] = field(default_factory=dict)  # engine objects, built on first use
+    def __init__(
+        self, path: Path, face: int, sha256: str, outlines: str, coverage: frozenset[int]
+    ) -> None:
+        self.path = path
+        self.face = face
+        self.sha256 = sha256
+        self.outlines = outlines  # "truetype" (glyf) or "cff"
+        self.coverage = coverage
+        self.cache: dict[str, Any] = {}  # engine objects, built on first use
 
 
-_loaded: dict[tuple[str, int, int, int, int], SourceFont] = {}
+Identity = tuple[str, int, int, int, int]
+"""(file, face, size, mtime, inode) of a file read from disk, or ("blob:<git blob id>", face,
+0, 0, 0) of a file known to hold exactly that blob."""
+
+_loaded: dict[Identity, SourceFont] = {}
 
 
 def resolve(fc: FontsConfig, root: Path) -> Path:
@@ -49,11 +54,19 @@ def resolve(fc: FontsConfig, root: Path) -> Path:
     return path
 
 
-def load(fc: FontsConfig, root: Path) -> SourceFont:
-    """The source font named by the config, relative to the checkout at `root`."""
+def load(fc: FontsConfig, root: Path, blob: str | None = None) -> SourceFont:
+    """The source font named by the config, relative to the checkout at `root`.
+
+    `blob`: the git blob id the file is known to hold (a job's private checkout, fresh from
+    a commit). Its facts are then found by that id, whichever checkout the file sits in:
+    every job checks the font out anew, so its inode and mtime are new every time, and
+    keying by them would hash a 20 MB collection for every article."""
     path = resolve(fc, root)
-    st = path.stat()
-    key = (str(path.resolve()), fc.face, st.st_size, st.st_mtime_ns, st.st_ino)
+    if blob is not None:
+        key: Identity = (f"blob:{blob}", fc.face, 0, 0, 0)
+    else:
+        st = path.stat()
+        key = (str(path.resolve()), fc.face, st.st_size, st.st_mtime_ns, st.st_ino)
     font = _loaded.get(key)
     if font is None:
         font = _open(fc, path, key)
@@ -61,7 +74,7 @@ def load(fc: FontsConfig, root: Path) -> SourceFont:
     return font
 
 
-def _open(fc: FontsConfig, path: Path, key: tuple[str, int, int, int, int]) -> SourceFont:
+def _open(fc: FontsConfig, path: Path, key: Identity) -> SourceFont:
     try:
         with path.open("rb") as fh:
             head = fh.read(12)
@@ -146,12 +159,12 @@ def _coverage(fc: FontsConfig, path: Path) -> frozenset[int]:
 # (file, size, mtime, inode) — the same racy-but-practical identity git's index uses.
 
 
-def _cache_path(key: tuple[str, int, int, int, int]) -> Path:
+def _cache_path(key: Identity) -> Path:
     name = hashlib.sha256("\0".join(map(str, key[:1] + key[2:])).encode()).hexdigest()[:32]
     return userdirs.cache_dir() / "fonts" / f"{name}.json"
 
 
-def _read_cache(key: tuple[str, int, int, int, int]) -> dict[str, Any]:
+def _read_cache(key: Identity) -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError):
         data = json.loads(_cache_path(key).read_text("utf-8"))
         if isinstance(data, dict):
@@ -170,7 +183,7 @@ def _ranges(codepoints: frozenset[int]) -> list[list[int]]:
 
 
 def _write_cache(
-    key: tuple[str, int, int, int, int],
+    key: Identity,
     digest: str,
     face: int,
     coverage: frozenset[int],

@@ -10,7 +10,7 @@ from gitpub import fonts
 from gitpub.cli.commands.output import say, warn
 from gitpub.context import open_context
 from gitpub.core.errors import GitpubError
-from gitpub.deliver import fontmerge
+from gitpub.fonts import unchanged
 
 
 class _Bar:
@@ -55,20 +55,26 @@ def main(path: Path, *, check: bool) -> None:
                 )
             say("fonts: up to date")
             return
+        if unchanged.current(cfg, root):
+            # Nothing changed since a check found the outputs current: no lock, no font.
+            say("fonts: up to date")
+            return
         bar = _progress()
         try:
             with ctx.locks.hold("checkout"):
-                changed = fonts.regenerate(cfg, root, progress=bar)
+                changed = fonts.regenerate(cfg, root, progress=bar, prune=True)
         finally:
             if bar:
                 bar.close()
         for output in changed:
-            say(f"rebuilt {output}")
+            say(f"rebuilt {output}" if (root / output).exists() else f"removed {output}")
         if not changed:
             say("fonts: up to date")
 
 
 def rebase(path: Path, *, upstream: str | None) -> None:
+    from gitpub.deliver import fontmerge  # the delivery machinery: only a rebase needs it
+
     with open_context(path, need_remote=upstream is None) as ctx:
         bar = _progress()
         try:

@@ -47,14 +47,20 @@ def render(site: Site, branch: str = "main") -> str:
         )
     lines += ["", "[steps]", 'validate = "builtin:mdx"          # by file type; [] turns it off']
     if site.font:
+        folder = q(f"{site.fonts_dir}/blog")
         outputs = q(f"{site.fonts_dir}/blog.woff2")
         lines += [
             "",
-            "# A CJK font was found in the repository. Uncomment to publish a subset of it",
-            "# holding just the characters the articles use (see Fonts in the README).",
+            "# A CJK font was found in the repository. Uncomment to publish it in unicode-range",
+            "# chunks: blog.css in the folder declares one @font-face per slice, and each slice",
+            "# the articles use gets a small .woff2 of just their characters, so a new character",
+            "# rewrites one small chunk (see docs/fonts.md). Link blog.css from the site's pages.",
             "# [fonts]",
             f"# source = {q(site.font)}",
-            f"# outputs = [{outputs}]",
+            f"# chunked = {folder}",
+            '# family = "Blog Sans"',
+            "# Or a single subset file holding every character, instead of chunked:",
+            f"# # outputs = [{outputs}]",
         ]
     return "\n".join(lines) + "\n"
 

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from gitpub.config import CONFIG_NAME, Config, FontsConfig
+from gitpub.config.slices import CSS_NAME
 from gitpub.git.repo import Repo
 from gitpub.ops.doctor.report import OK, PROBLEM, Report
 
@@ -101,7 +102,10 @@ def _on_remote(report: Report, repo: Repo, cfg: Config, fc: FontsConfig) -> bool
 
 def _outputs_writable(report: Report, root: Path, fc: FontsConfig) -> None:
     bad: list[str] = []
-    for output in fc.outputs:
+    # A chunked font writes its stylesheet and chunks into one folder: the stylesheet's
+    # place answers for all of them.
+    outputs = fc.outputs if fc.chunked is None else (f"{fc.chunked}/{CSS_NAME}",)
+    for output in outputs:
         target = root / output
         if target.exists():
             if target.is_dir() or not os.access(target, os.W_OK):
@@ -118,5 +122,7 @@ def _outputs_writable(report: Report, root: Path, fc: FontsConfig) -> None:
             PROBLEM,
             f"font outputs not writable in {root}: {', '.join(bad)}",
             "give the user that runs gitpub write access to them (chmod u+w / chown), "
-            "or fix fonts.outputs",
+            "or fix fonts.outputs"
+            if fc.chunked is None
+            else "or fix fonts.chunked",
         )
