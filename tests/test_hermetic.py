@@ -40,7 +40,7 @@ def test_soak_knobs_survive_the_hermetic_fixture() -> None:
     env = {**os.environ, "GITPUB_SOAK_SEEDS": "5,6,7", "GITPUB_SOAK_ROUNDS": "2"}
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"]
-        + ["tests/test_recovery.py", "-k", "soak"],
+        + ["tests/test_recovery.py", "-m", "soak"],
         cwd=ROOT,
         env=env,
         capture_output=True,
