@@ -125,13 +125,30 @@ MUTANTS = (
         ("tests/test_trust.py::test_a_pushed_command_never_runs_until_this_node_trusts_it",),
     ),
     Mutant(
-        "the allowance forgets the files beside a trusted script",
+        "the allowance binds the argv, not the code it reaches",
         "gitpub/trust/commands.py",
-        "    return folder\n",
-        "    return None\n",
+        "        files.update(tracked_code(cfg.root, skip))\n",
+        "        pass\n",
         (
-            "tests/test_trust.py::test_rewriting_a_repository_script_the_step_runs_needs_trust_"
-            "again[argv1-tools/lib/answer.sh]",
+            "tests/test_trust_code.py::test_a_push_rewriting_the_code_behind_a_trusted_command_"
+            "asks_again[cd inside a shell string]",
+        ),
+    ),
+    Mutant(
+        "publishing an article asks for trust again",
+        "gitpub/trust/code.py",
+        "        if path in skip:\n",
+        "        if path == CONFIG_FILE:\n",
+        ("tests/test_trust_code.py::test_publishing_articles_and_font_outputs_never_asks_again",),
+    ),
+    Mutant(
+        "a config that is not UTF-8 stops the worker",
+        "gitpub/config/__init__.py",
+        "    except UnicodeDecodeError as exc:\n",
+        "    except UnicodeTranslateError as exc:\n",
+        (
+            "tests/test_config_faults.py::test_a_running_worker_keeps_its_config_and_says_which_"
+            "file_once",
         ),
     ),
     Mutant(
@@ -386,7 +403,8 @@ def check_copy_is_imported(copy: Path) -> None:
 def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, str]:
     """pytest on ROOT's tests against the package in `copy`; stops at the first failure.
     Runs from inside the copy, so `python -m pytest` puts the copy first on sys.path."""
-    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rfE"]
+    # One process: with xdist, -x ends in "interrupted" (exit 2) even when a test killed it.
+    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-rfE"]
     argv += ["--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
     argv += [str(ROOT / t) for t in tests]
     try:
