@@ -152,6 +152,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a remote ref-lock race spends a retry",
+        "gitpub/deliver/batch.py",
+        "    elif not pushed.rejected_non_ff and not faults.ref_lock_race(pushed.stderr):\n",
+        "    elif not pushed.rejected_non_ff:\n",
+        (
+            "tests/test_push_races.py::test_a_ref_lock_race_on_the_remote_retries_at_once_"
+            "without_spending_a_retry",
+        ),
+    ),
+    Mutant(
         "no lease renewal before a push",
         "gitpub/deliver/batch.py",
         "    pending = leases.renew_many(ctx.store, pending, ctx.config.retry.lease_seconds)\n",
