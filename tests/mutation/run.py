@@ -162,6 +162,26 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a full disk counts as a lost database",
+        "gitpub/store/lost.py",
+        "            if fault is not None:\n",
+        "            if False:\n",
+        (
+            "tests/test_store_faults.py::test_a_full_disk_is_named_never_lost_and_the_store_is_"
+            "left_alone",
+        ),
+    ),
+    Mutant(
+        "a running worker keeps a deleted job database open",
+        "gitpub/cli/commands/run.py",
+        "    if not ctx.store.replaced():\n",
+        "    if True:\n",
+        (
+            "tests/test_store_faults.py::test_a_state_dir_removed_under_a_running_worker_is_"
+            "noticed_at_the_next_pass",
+        ),
+    ),
+    Mutant(
         "no lease renewal before a push",
         "gitpub/deliver/batch.py",
         "    pending = leases.renew_many(ctx.store, pending, ctx.config.retry.lease_seconds)\n",
