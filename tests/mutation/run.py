@@ -182,6 +182,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a hand edit holding a secret is committed and pushed",
+        "gitpub/sync/editgit.py",
+        "    paths = [path for path, _ in deliverable_changes(ctx)[0]]\n",
+        "    paths = [path for path, _ in dirty_changes(ctx)]\n",
+        (
+            "tests/test_hand_edit_secrets.py::test_a_hand_edit_with_a_secret_is_held_back_until_"
+            "allowed",
+        ),
+    ),
+    Mutant(
         "no lease renewal before a push",
         "gitpub/deliver/batch.py",
         "    pending = leases.renew_many(ctx.store, pending, ctx.config.retry.lease_seconds)\n",
