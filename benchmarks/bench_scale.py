@@ -1,10 +1,10 @@
 """Per-job cost on a big blog, gitpub vs the naive loop, side by side in one run; and the peak
 memory of publishing one big source.
 
-The remote is built once with `git fast-import` (cached in the temp folder): `--commits`
-commits, each adding one article, so the blog has as many articles as its history has
-commits (20,000 and 20,000 by default), plus `.blogpub.toml`. Each repetition clones it
-afresh (not timed) and then times, in alternating order, per job:
+The remote is built once with `git fast-import` (cached in the temp folder): `--articles`
+articles in one folder plus `.blogpub.toml`, under a history of `--commits` commits (20,000
+and 20,000 by default). Each repetition clones it afresh (not timed) and then times, in
+alternating order, per job:
 
 - gitpub: `git blogpub submit` then `git blogpub run --until-idle` for one new article
   (prepare with the similarity judge over every article of the blog, secret scan,
@@ -13,10 +13,10 @@ afresh (not timed) and then times, in alternating order, per job:
 
 Then one `--big-mb` MB source (default 50) is submitted and published in a fresh clone, and
 the peak resident memory of each command (with the processes it waited for: git) is read
-from the kernel (`wait4`). Every run is checked: each job PUBLISHED with one commit.
+from the kernel (`wait4`). Every job is checked to end PUBLISHED.
 
     python benchmarks/bench_scale.py                       # 20,000 commits and articles
-    python benchmarks/bench_scale.py --commits 2000 --jobs 3 --reps 1 --big-mb 5
+    python benchmarks/bench_scale.py --commits 2000 --articles 2000 --jobs 3 --reps 1 --big-mb 5
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path
 from bench_e2e import articles, blogpub_argv, hermetic_env
 
 START = 1_700_000_000
-LAYOUT = 1  # bump when the built repository changes shape
+LAYOUT = 2  # bump when the built repository changes shape
 
 CONFIG = """\
 [publish]
@@ -47,40 +47,46 @@ max_source_bytes = {max_bytes}
 """
 
 
-def _stream(commits: int) -> Iterator[bytes]:
-    """Commit i adds article i (a short post of its own words), so history and blog grow
-    together; the first commit also adds the config."""
+def _stream(commits: int, count: int) -> Iterator[bytes]:
+    """The first commit holds the config and `count` articles in one folder (as Jekyll's
+    `_posts` or Hugo's `content/posts` grow); each later commit is a hand edit of a small
+    file beside them, so the history is `commits` long. (A history where every commit adds
+    an article writes a tree of up to 20,000 entries 20,000 times: gigabytes to hash.)"""
     for i in range(commits):
-        words = " ".join(f"w{(i * 7919 + k * 104729) % 50021:x}" for k in range(40))
-        blob = f"---\ntitle: Post {i}\n---\n\nPost number {i}: {words}.\n".encode()
-        data = f"post {i}\n".encode()
+        data = f"change {i}\n".encode()
         yield b"commit refs/heads/main\n"
         yield f"mark :{i + 1}\n".encode()
         yield f"committer Bench <bench@example.invalid> {START + i * 60} +0000\n".encode()
         yield f"data {len(data)}\n".encode() + data + b"\n"
         if i > 0:
             yield f"from :{i}\n".encode()
-        else:
-            cfg = CONFIG.format(max_bytes=200 * 1024 * 1024).encode()
-            yield f"M 100644 inline .blogpub.toml\ndata {len(cfg)}\n".encode() + cfg + b"\n"
-        path = f"content/posts/post-{i:05d}.md"
-        yield f"M 100644 inline {path}\ndata {len(blob)}\n".encode() + blob + b"\n"
+            note = f"Change number {i}.\n".encode()
+            yield f"M 100644 inline notes/changes.md\ndata {len(note)}\n".encode() + note + b"\n"
+            continue
+        cfg = CONFIG.format(max_bytes=200 * 1024 * 1024).encode()
+        yield f"M 100644 inline .blogpub.toml\ndata {len(cfg)}\n".encode() + cfg + b"\n"
+        for n in range(count):
+            words = " ".join(f"w{(n * 7919 + k * 104729) % 50021:x}" for k in range(40))
+            blob = f"---\ntitle: Post {n}\n---\n\nPost number {n}: {words}.\n".encode()
+            path = f"content/posts/post-{n:05d}.md"
+            yield f"M 100644 inline {path}\ndata {len(blob)}\n".encode() + blob + b"\n"
 
 
-def remote_of(commits: int) -> Path:
+def remote_of(commits: int, count: int) -> Path:
     """The bare remote, built once per size and kept in the temp folder."""
-    path = Path(tempfile.gettempdir()) / f"gitpub-bench-scale-v{LAYOUT}-c{commits}.git"
+    name = f"gitpub-bench-scale-v{LAYOUT}-c{commits}-a{count}.git"
+    path = Path(tempfile.gettempdir()) / name
     if (path / ".complete").exists():
         return path
     shutil.rmtree(path, ignore_errors=True)
-    print(f"building a remote of {commits} commits and articles …", flush=True)
+    print(f"building a remote of {commits} commits and {count} articles …", flush=True)
     subprocess.run(["git", "init", "--quiet", "--bare", str(path)], check=True)
     proc = subprocess.Popen(
         ["git", "fast-import", "--quiet", "--done"], cwd=path, stdin=subprocess.PIPE
     )
     assert proc.stdin is not None
     chunk: list[bytes] = []
-    for part in _stream(commits):
+    for part in _stream(commits, count):
         chunk.append(part)
         if len(chunk) >= 4096:
             proc.stdin.write(b"".join(chunk))
@@ -161,7 +167,8 @@ def big_source(where: Path, megabytes: int) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--commits", type=int, default=20_000, help="commits = articles of the blog")
+    ap.add_argument("--commits", type=int, default=20_000, help="commits of the history")
+    ap.add_argument("--articles", type=int, default=20_000, help="articles of the blog")
     ap.add_argument("--jobs", type=int, default=5, help="jobs timed per repetition")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--big-mb", type=int, default=50, help="size of the big source, MB")
@@ -170,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="gitpub-bench-scale-"))
     try:
         hermetic_env(scratch / "home")
-        remote = remote_of(args.commits)
+        remote = remote_of(args.commits, args.articles)
         ours: list[float] = []
         floor: list[float] = []
         peaks: list[int] = []
@@ -196,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                 peaks.append(peak)
             shutil.rmtree(work)
         med_ours, med_floor = statistics.median(ours), statistics.median(floor)
-        print(f"blog: {args.commits} commits, {args.commits} articles; {len(ours)} jobs each")
+        print(f"blog: {args.commits} commits, {args.articles} articles; {len(ours)} jobs each")
         print(f"{'':28}{'median s/job':>14}{'max s/job':>11}{'peak RSS MB':>13}")
         print(f"{'gitpub submit + run':28}{med_ours:14.3f}{max(ours):11.3f}{max(peaks):13d}")
         print(f"{'loop add/commit/push':28}{med_floor:14.3f}{max(floor):11.3f}{'':>13}")
