@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitpub import config, intake, scan
+from gitpub import intake
 from gitpub.context import Context, open_context
 from gitpub.core.errors import SecretsFound
-from gitpub.git.repo import Repo
 from gitpub.ops import worker
 from gitpub.store import jobs
 
@@ -60,30 +59,16 @@ class Publisher:
 
         A source holding a secret raises `SecretsFound` (its `findings` carry kind, line and
         fingerprint) before anything is recorded; pass a fingerprint in `allow` to publish
-        that finding as written. `assets` (file name → bytes) are placed beside the
-        article, in the same commit; a text asset (one that decodes as UTF-8) is held to the
-        same rule."""
-        allowed = intake.check_allow(allow)
-        root = Repo.discover(self.path).root
-        cfg = config.load(root)
-        name = f"source for key {key!r}"
-        text = intake.decode_source(source.encode("utf-8"), name, cfg.publish.max_source_bytes)
-        scan.refuse(text, name, allow=cfg.scan.allow | frozenset(allowed))
-        for asset, data in sorted((assets or {}).items()):
-            scan.refuse_file(
-                data, f"asset {asset!r} for key {key!r}", allow=cfg.scan.allow | frozenset(allowed)
-            )
-        with self._open() as ctx:
-            job, created = intake.submit(
-                ctx,
-                key=key,
-                text=text,
-                target=target,
-                topic=topic,
-                allow=allowed,
-                assets=assets,
-            )
-            return Submitted(job.job_id, job.state.value, created)
+        that finding as written. `assets` (path → bytes, the path relative to the article's
+        folder: `a.png`, `images/a.png`) go beside the article, in the same commit; a text
+        asset is held to the same rule."""
+        files = dict(assets or {})
+        labels = {rel: f"asset {rel!r} for key {key!r}" for rel in files}
+        request = intake.Request(
+            key, source, target, topic, tuple(allow), files, f"source for key {key!r}", labels
+        )
+        job, created = intake.accept(self.path, request)
+        return Submitted(job.job_id, job.state.value, created)
 
     async def asubmit(
         self,
@@ -93,10 +78,11 @@ class Publisher:
         target: str | None = None,
         topic: str | None = None,
         allow: Sequence[str] = (),
+        assets: Mapping[str, bytes] | None = None,
     ) -> Submitted:
         """`submit` without blocking the event loop (a few milliseconds of SQLite and fsync)."""
         return await asyncio.to_thread(
-            self.submit, source, key=key, target=target, topic=topic, allow=allow
+            self.submit, source, key=key, target=target, topic=topic, allow=allow, assets=assets
         )
 
     def status(self, job_id: str) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import sqlite3
@@ -10,7 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,10 @@ def hermetic(
     for key in list(os.environ):
         if key.startswith(("GIT_", "GITPUB_")):
             monkeypatch.delenv(key)
+    # A terminal's size, as pytest-xdist's workers inherit it: commands under test write to a
+    # pipe, as an agent's would, and must not wrap their lines to a terminal nobody sees.
+    for key in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(key, raising=False)
     env = {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -104,9 +110,12 @@ def wait_for(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
 
 
 def until_due(job: dict[str, Any]) -> None:
-    """Wait until the job's recorded next_retry_at has passed (its due time is observable)."""
-    due = datetime.fromisoformat(job["next_retry_at"].replace("Z", "+00:00"))
-    wait_for(lambda: datetime.now(timezone.utc) >= due, f"job {job['job_id']} to become due")
+    """Move gitpub's clock (GITPUB_CLOCK_SKEW, for every gitpub the test starts from now on)
+    past the job's recorded next_retry_at, instead of sleeping until then. The hermetic
+    fixture clears it before the next test."""
+    due = datetime.fromisoformat(job["next_retry_at"].replace("Z", "+00:00")).timestamp()
+    skew = float(os.environ.get("GITPUB_CLOCK_SKEW") or 0)
+    os.environ["GITPUB_CLOCK_SKEW"] = str(max(skew, due - time.time() + 0.001))
 
 
 def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
@@ -179,6 +188,40 @@ class Blog:
             self.ok("submit", "--key", key, "--source", str(src), "--json", *extra).json()["job_id"]
         )
 
+    def submit_args(self, key: str, source: Path, *extra: str) -> str:
+        """Submit a source file as it is (its bytes), with more options; the job id."""
+        res = self.ok("submit", "--key", key, "--source", str(source), "--json", *extra)
+        return str(res.json()["job_id"])
+
+    def committed_not_pushed(self, key: str, text: str, env: dict[str, str] | None = None) -> str:
+        """A job committed locally whose worker died before delivering it; its id."""
+        job_id = self.submit(key, text)
+        crash = {**(env or {}), "GITPUB_CRASH_AT": "after_local_committed"}
+        assert self.blogpub("run", "--until-idle", env=crash).returncode == 137
+        assert self.job(job_id)["job"]["state"] == "LOCAL_COMMITTED"
+        return job_id
+
+    def push_by_hand(self, path: str, text: str, message: str) -> str:
+        """A person with push access commits `path` in this clone and pushes; the commit."""
+        self.git("pull", "--quiet", "--rebase", "origin", "main")
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        self.git("add", path)
+        msg = self.root.parent / f"message-{self.root.name}.txt"
+        msg.write_text(message)
+        self.git("commit", "--quiet", "-F", str(msg))
+        self.git("push", "--quiet", "origin", "main")
+        return self.git("rev-parse", "HEAD")
+
+    def porcelain(self) -> list[str]:
+        """`git status --porcelain` lines of the live checkout, sorted, leading blanks kept
+        (they say staged from unstaged)."""
+        out = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=self.root, capture_output=True, text=True
+        ).stdout
+        return sorted(out.splitlines())
+
     def remote_git(self, *args: str) -> str:
         return git(self.remote, *args)
 
@@ -191,12 +234,29 @@ class Blog:
             ["git", "show", f"main:{path}"], cwd=self.remote, capture_output=True, check=True
         ).stdout
 
+    def read(self, *args: str) -> Result:
+        """A read-only command (`status`, `show`) run in this process: what it prints is what
+        the subprocess would print, and a subprocess would prove nothing more about it. The
+        commands that change anything run as a user runs them (`blogpub`)."""
+        from gitpub.cli import entry
+
+        out, err = io.StringIO(), io.StringIO()
+        code: Any = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                entry.main(["-C", str(self.root), *args])
+            except SystemExit as ended:
+                code = ended.code or 0
+        res = Result(int(code), out.getvalue(), err.getvalue())
+        assert res.returncode == 0, f"blogpub {args} exited {res.returncode}: {res.stderr}"
+        return res
+
     def status(self) -> list[dict[str, Any]]:
-        jobs: list[dict[str, Any]] = self.ok("status", "--json").json()["jobs"]
+        jobs: list[dict[str, Any]] = self.read("status", "--json").json()["jobs"]
         return jobs
 
     def job(self, job_id: str) -> dict[str, Any]:
-        return dict(self.ok("show", job_id, "--json").json())
+        return dict(self.read("show", job_id, "--json").json())
 
     def commits_with_job(self, job_id: str) -> int:
         out = self.remote_git(

@@ -7,26 +7,8 @@ from conftest import Blog, article
 
 def _committed_not_pushed(blog: Blog, key: str, text: str) -> dict[str, object]:
     """A job committed locally whose worker died before delivering it; its public fields."""
-    job_id = blog.submit(key, text)
-    res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
-    assert res.returncode == 137
-    job: dict[str, object] = blog.job(job_id)["job"]
-    assert job["state"] == "LOCAL_COMMITTED"
+    job: dict[str, object] = blog.job(blog.committed_not_pushed(key, text))["job"]
     return job
-
-
-def _push_commit(clone: Blog, path: str, text: str, message: str) -> str:
-    """Someone with push access pushes one commit writing `path`; returns its hash."""
-    clone.git("pull", "--quiet", "--rebase", "origin", "main")
-    target = clone.root / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
-    clone.git("add", path)
-    msg = clone.root.parent / "forged-message.txt"
-    msg.write_text(message)
-    clone.git("commit", "--quiet", "-F", str(msg))
-    clone.git("push", "--quiet", "origin", "main")
-    return clone.git("rev-parse", "HEAD")
 
 
 def _trailers(job_id: object, manifest: object) -> str:
@@ -43,8 +25,8 @@ def test_forged_trailer_commit_does_not_publish_the_job(blog: Blog) -> None:
     job_id = str(job["job_id"])
     forger = blog.clone("forger")
     # The values `show --json` prints, on a commit that carries none of the job's files.
-    forged = _push_commit(
-        forger, "README.md", "a blog, edited\n", _trailers(job_id, job["artifact_sha256"])
+    forged = forger.push_by_hand(
+        "README.md", "a blog, edited\n", _trailers(job_id, job["artifact_sha256"])
     )
 
     blog.ok("run", "--until-idle")
@@ -68,7 +50,7 @@ def test_job_id_with_another_manifest_does_not_confirm(blog: Blog) -> None:
     job = _committed_not_pushed(blog, "mine", text)
     job_id = str(job["job_id"])
     other = blog.clone("other")
-    forged = _push_commit(other, "notes.txt", "unrelated\n", _trailers(job_id, "0" * 64))
+    forged = other.push_by_hand("notes.txt", "unrelated\n", _trailers(job_id, "0" * 64))
 
     blog.ok("run", "--until-idle")
 
@@ -85,8 +67,7 @@ def test_forged_commit_writing_the_target_goes_through_cas(blog: Blog) -> None:
     job = _committed_not_pushed(blog, "target", text)
     job_id = str(job["job_id"])
     forger = blog.clone("forger")
-    forged = _push_commit(
-        forger,
+    forged = forger.push_by_hand(
         "content/posts/target.mdx",
         article("Target", "Someone else's words."),
         _trailers(job_id, job["artifact_sha256"]),

@@ -40,14 +40,6 @@ def remote_paths(blog: Blog, commit: str) -> list[str]:
     return blog.remote_git("show", "--format=", "--name-only", commit).split()
 
 
-def porcelain(blog: Blog) -> list[str]:
-    """`git status --porcelain` lines, leading blanks kept (they say staged vs unstaged)."""
-    out = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=blog.root, capture_output=True, text=True, check=True
-    ).stdout
-    return sorted(out.splitlines())
-
-
 def fix_typo(blog: Blog) -> None:
     path = blog.root / HELLO
     path.write_text(path.read_text().replace("written by hand", "written by hand, typo fixed"))
@@ -102,7 +94,7 @@ def test_uncommitted_typo_found_by_reconcile_when_every_hint_is_lost(blog: Blog)
     assert b"typo fixed" in blog.remote_file(HELLO)
     # Everything outside content paths is exactly as the person left it.
     assert blog.remote_file("README.md") == b"a blog\n"
-    assert porcelain(blog) == [" M README.md", "?? notes.txt", "A  TODO.md"]
+    assert blog.porcelain() == [" M README.md", "?? notes.txt", "A  TODO.md"]
     assert blog.git("rev-parse", "HEAD") == blog.remote_log()[0]
     assert blog.status() == []
 
@@ -128,7 +120,7 @@ def test_crash_right_after_the_push_delivers_exactly_once(blog: Blog) -> None:
     assert b"typo fixed" in blog.remote_file(HELLO)
     # The local branch was moved onto the rebased copy; the dirty file survived the move.
     assert blog.git("rev-parse", "HEAD") == blog.remote_log()[0]
-    assert porcelain(blog) == [" M README.md"]
+    assert blog.porcelain() == [" M README.md"]
 
 
 def test_a_conflicting_hand_edit_waits_for_a_person(blog: Blog) -> None:
@@ -151,7 +143,7 @@ def test_a_conflicting_hand_edit_waits_for_a_person(blog: Blog) -> None:
             ["git", "show", f"HEAD:{HELLO}"], cwd=blog.root, capture_output=True, check=True
         ).stdout
     )
-    assert porcelain(blog) == []
+    assert blog.porcelain() == []
 
     # The person merges it by hand (keeping their wording); the next run delivers it.
     blog.git("pull", "--rebase", "-q", check=False)
@@ -201,5 +193,5 @@ def test_edits_on_another_branch_are_not_published(blog: Blog) -> None:
     before = blog.remote_log()
     blog.ok("run", "--until-idle")
     assert blog.remote_log() == before
-    assert porcelain(blog) == [f" M {HELLO}"]
+    assert blog.porcelain() == [f" M {HELLO}"]
     assert outbox_rows(blog) == []

@@ -24,7 +24,8 @@ from gitpub import config, fonts, intake
 from gitpub.context import open_context
 from gitpub.core.states import State
 from gitpub.fonts import engine
-from gitpub.prepare import Preparer, discard_worktree, ensure_worktree
+from gitpub.prepare import Preparer
+from gitpub.prepare.jobtree import discard_worktree, ensure_worktree
 from gitpub.store import jobs
 
 ASCII = set(range(0x20, 0x7F))

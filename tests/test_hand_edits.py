@@ -3,7 +3,6 @@ naming what it could not deliver."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from conftest import CONFIG, Blog, article, make_blog
@@ -15,13 +14,6 @@ def _blog(tmp_path: Path, mode: str) -> Blog:
     return make_blog(tmp_path, CONFIG + f'\n[sync]\nhand_edits = "{mode}"\n')
 
 
-def _status(blog: Blog) -> list[str]:
-    out = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=blog.root, capture_output=True, text=True, check=True
-    ).stdout
-    return sorted(out.splitlines())
-
-
 def test_committed_never_commits_a_persons_uncommitted_work(tmp_path: Path) -> None:
     blog = _blog(tmp_path, "committed")
     head = blog.git("rev-parse", "HEAD")
@@ -31,7 +23,7 @@ def test_committed_never_commits_a_persons_uncommitted_work(tmp_path: Path) -> N
     blog.ok("run", "--until-idle")
     assert blog.remote_log() == before
     assert blog.git("rev-parse", "HEAD") == head  # no commit made for them
-    assert _status(blog) == [f" M {HELLO}"]
+    assert blog.porcelain() == [f" M {HELLO}"]
 
     # What the person commits themselves is delivered.
     note = "content/posts/note.mdx"
@@ -40,7 +32,7 @@ def test_committed_never_commits_a_persons_uncommitted_work(tmp_path: Path) -> N
     blog.git("commit", "-q", "-m", "a note")
     blog.ok("sweep")
     assert blog.remote_file(note) == (blog.root / note).read_bytes()
-    assert _status(blog) == [f" M {HELLO}"]  # still theirs, still uncommitted
+    assert blog.porcelain() == [f" M {HELLO}"]  # still theirs, still uncommitted
 
 
 def test_off_delivers_no_hand_edit(tmp_path: Path) -> None:

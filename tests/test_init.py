@@ -69,6 +69,22 @@ LAYOUTS = {
         (".mdx", ".md"),
         None,
     ),
+    # A theme's layout: pages of the blog section are bundles; the home page is a section.
+    "Zola": (
+        {
+            "config.toml": 'base_url = "https://example.org"\n',
+            "templates/index.html": "{{ section.title }}\n",
+            "content/_index.md": "+++\ntitle = 'home'\n+++\n",
+            "content/about.md": "+++\ntitle = 'about'\n+++\n",
+            "content/blog/_index.md": "+++\nsort_by = 'date'\n+++\n",
+            "content/blog/first/index.md": "+++\ntitle = 'a'\n+++\n",
+            "content/blog/second/index.md": "+++\ntitle = 'b'\n+++\n",
+            "content/blog/third.md": "+++\ntitle = 'c'\n+++\n",
+        },
+        "content/blog",
+        (".md",),
+        "content/blog/{slug}/index.md",
+    ),
     "Docusaurus": (
         {"docusaurus.config.js": "module.exports = {}\n", "blog/2021-01-01-a.md": "# a\n"},
         "blog",
@@ -122,6 +138,7 @@ def test_init_outside_any_known_blog_writes_a_generic_config(tmp_path: Path) -> 
     proc = _init(root)  # an empty config counts as none
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == (
-        "not a recognised blog (Hugo, Jekyll, Hexo, Astro, Docusaurus): wrote a generic config"
+        "not a recognised blog (Zola, Hugo, Jekyll, Hexo, Astro, Docusaurus): "
+        "wrote a generic config"
     )
     assert config.load(root).publish.content == ("content/posts",)

@@ -4,6 +4,7 @@ names one request, so the same key with another source is refused."""
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import uuid
 from pathlib import Path
@@ -134,3 +135,15 @@ def test_a_version_1_store_is_migrated_not_dropped(blog: Blog) -> None:
     assert blog.submit("plain-old-key", texts["plain-old-key"]) == ids["plain-old-key"]
     blog.ok("run", "--until-idle")
     assert [j["state"] for j in blog.status()] == ["PUBLISHED", "PUBLISHED"]
+
+
+def test_a_key_naming_a_password_is_displayed_redacted(blog: Blog) -> None:
+    # An unquoted `password=…` in a key is a credential whatever it looks like: only its
+    # hash and a redacted display form are stored.
+    raw = "password=aaaaaaaa1"
+    job_id = blog.submit(raw, article("Keyed", "A plain article."))
+    shown = blog.job(job_id)
+    assert raw not in json.dumps(shown)
+    assert shown["job"]["idempotency_key"].startswith("password=[REDACTED")
+    db = (blog.root / ".git" / "blogpub" / "state.sqlite3").read_bytes()
+    assert raw.encode() not in db

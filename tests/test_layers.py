@@ -130,3 +130,26 @@ def test_only_the_store_speaks_sql() -> None:
             ):
                 speaking.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value[:40]!r}")
     assert speaking == []
+
+
+def test_every_push_goes_through_the_write_set_guard() -> None:
+    """One place pushes: gitpub/deliver/guard.py, after checking every commit it pushes. A new
+    kind of commit cannot skip the guard by calling Repo.push or `git push` itself. (The demo
+    plays a person pushing by hand in its scratch blog: that is `_git(…, "push", …)`.)"""
+    pushing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel in ("deliver/guard.py", "git/repo.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "push"
+                and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "guard")
+            ):
+                pushing.append(f"{rel}:{node.lineno}")
+            argv = isinstance(node, ast.List) and node.elts
+            if argv and isinstance(argv[0], ast.Constant) and argv[0].value == "push":
+                pushing.append(f"{rel}:{node.lineno}: a git push of its own")
+    assert pushing == []

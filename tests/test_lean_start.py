@@ -7,8 +7,6 @@ command still did its work."""
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import os
 import random
@@ -23,7 +21,6 @@ import pytest
 from conftest import Blog, article
 
 from gitpub import intake
-from gitpub.core import ids as types
 from gitpub.ops import cleanup
 from gitpub.store import lost
 from gitpub.store.db import at, now, parse_time
@@ -50,8 +47,6 @@ if sys.platform == "linux":
             "shutil": "what platformdirs imports",
         }
     )
-if importlib.util.find_spec("_sha256") or importlib.util.find_spec("_sha2"):
-    LEFT_OUT["_hashlib"] = "types.sha256_hex hashes with CPython's own SHA-256, not OpenSSL's"
 
 
 def imported(argv: list[str], cwd: Path, stdin: str | None = None) -> tuple[set[str], str]:
@@ -164,12 +159,3 @@ def test_parse_time_reads_every_stored_timestamp_as_strptime_does() -> None:
     for bad in ("2026-13-02T00:49:26.123456Z", "2026-12-02 00:49:26.123456Z", "2026-12-02"):
         with pytest.raises(ValueError):
             parse_time(bad)
-
-
-def test_sha256_hex_is_hashlibs_digest_below_and_above_the_large_mark() -> None:
-    """Stored key and source hashes must not change with the implementation that made them."""
-    rng = random.Random(3)
-    for size in (0, 1, 63, 64, 65, 4096, types.LARGE - 1, types.LARGE, types.LARGE + 1):
-        data = rng.randbytes(size)
-        assert types.sha256_hex(data) == hashlib.sha256(data).hexdigest(), size
-    assert intake.key_hash("a key") == hashlib.sha256(b"a key").hexdigest()

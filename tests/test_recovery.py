@@ -274,6 +274,7 @@ def test_a_long_recovery_does_not_hold_up_new_jobs(tmp_path: Path) -> None:
     assert_exactly_once(blog, [slow, fast], draft_log)
 
 
+@pytest.mark.soak
 @pytest.mark.parametrize("seed", SOAK_SEEDS)
 def test_soak_random_sigkill(tmp_path: Path, seed: int) -> None:
     """Workers killed at random instants, round after round; knobs GITPUB_SOAK_ROUNDS and

@@ -49,27 +49,6 @@ def _with_recheck(blog: Blog, timeout: float = 20) -> Path:
     return blog.root.parent / "judge.log"
 
 
-def _committed_not_pushed(blog: Blog, key: str, text: str, env: dict[str, str]) -> str:
-    """A job prepared and committed locally whose worker died before delivering it."""
-    job_id = blog.submit(key, text)
-    res = blog.blogpub(
-        "run", "--until-idle", env={**env, "GITPUB_CRASH_AT": "after_local_committed"}
-    )
-    assert res.returncode == 137
-    assert blog.job(job_id)["job"]["state"] == "LOCAL_COMMITTED"
-    return job_id
-
-
-def _push_by_hand(clone: Blog, path: str, text: str, message: str) -> None:
-    clone.git("pull", "--quiet", "--rebase", "origin", "main")
-    target = clone.root / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
-    clone.git("add", path)
-    clone.git("commit", "--quiet", "-m", message)
-    clone.git("push", "--quiet", "origin", "main")
-
-
 def _requests(log: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
@@ -79,8 +58,8 @@ def test_recheck_judges_each_new_remote_delta_once(blog: Blog) -> None:
     a = blog.clone("node-a")
     helper = blog.clone("helper")
     env = {"JUDGE_LOG": str(log)}
-    job_b = _committed_not_pushed(
-        blog, "b", article("Garden", "Tomatoes need sun and patience."), env
+    job_b = blog.committed_not_pushed(
+        "b", article("Garden", "Tomatoes need sun and patience."), env
     )
 
     # Node A publishes X through gitpub after B's snapshot.
@@ -115,8 +94,8 @@ def test_a_delta_already_judged_is_not_judged_again_after_a_rewrite(blog: Blog) 
     log = _with_recheck(blog)
     other = blog.clone("other")
     env = {"JUDGE_LOG": str(log)}
-    job_id = _committed_not_pushed(blog, "b", article("Garden", "Tomatoes need sun."), env)
-    _push_by_hand(other, "content/posts/x.mdx", article("Rust", "Borrowing rules."), "x")
+    job_id = blog.committed_not_pushed("b", article("Garden", "Tomatoes need sun."), env)
+    other.push_by_hand("content/posts/x.mdx", article("Rust", "Borrowing rules."), "x")
     rewrite = (
         f"cd {other.root} && git commit -q --amend -m 'x, reworded' && "
         "git push -q --force origin main"
@@ -133,8 +112,8 @@ def test_remote_changes_without_articles_need_no_judge(blog: Blog) -> None:
     log = _with_recheck(blog)
     other = blog.clone("other")
     env = {"JUDGE_LOG": str(log)}
-    job_id = _committed_not_pushed(blog, "b", article("Quiet", "Nothing to compare with."), env)
-    _push_by_hand(other, "public/robots.txt", "User-agent: *\n", "robots")
+    job_id = blog.committed_not_pushed("b", article("Quiet", "Nothing to compare with."), env)
+    other.push_by_hand("public/robots.txt", "User-agent: *\n", "robots")
     blog.ok("run", "--until-idle", env=env)
     assert _requests(log) == []
     assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
@@ -144,8 +123,8 @@ def test_recheck_skip_discards_the_job_commit(blog: Blog) -> None:
     log = _with_recheck(blog)
     other = blog.clone("other")
     env = {"JUDGE_LOG": str(log), "JUDGE_ANSWER": "SKIP"}
-    job_id = _committed_not_pushed(blog, "b", article("Dup", "Same news, told twice."), env)
-    _push_by_hand(other, "content/posts/dup2.mdx", article("Dup", "Same news, told twice."), "dup")
+    job_id = blog.committed_not_pushed("b", article("Dup", "Same news, told twice."), env)
+    other.push_by_hand("content/posts/dup2.mdx", article("Dup", "Same news, told twice."), "dup")
     before = blog.remote_log()
     blog.ok("run", "--until-idle", env=env)
     job = blog.job(job_id)["job"]
@@ -162,8 +141,8 @@ def test_recheck_outside_contract_is_review(blog: Blog, answer: str) -> None:
     log = _with_recheck(blog, timeout=1.5)
     other = blog.clone("other")
     env = {"JUDGE_LOG": str(log), "JUDGE_ANSWER": answer}
-    job_id = _committed_not_pushed(blog, "b", article("Mine", "A careful article."), env)
-    _push_by_hand(other, "content/posts/theirs.mdx", article("Theirs", "Another one."), "theirs")
+    job_id = blog.committed_not_pushed("b", article("Mine", "A careful article."), env)
+    other.push_by_hand("content/posts/theirs.mdx", article("Theirs", "Another one."), "theirs")
     before = blog.remote_log()
     blog.ok("run", "--until-idle", env=env)
     shown = blog.job(job_id)
@@ -193,7 +172,7 @@ def test_update_of_a_target_edited_after_the_snapshot_is_conflict(blog: Blog) ->
     res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
     assert res.returncode == 137
     edited = article("Hello", "The first post, with a typo fixed by a person.")
-    _push_by_hand(a, "content/posts/hello.mdx", edited, "fix a typo")
+    a.push_by_hand("content/posts/hello.mdx", edited, "fix a typo")
 
     blog.ok("run", "--until-idle")
     shown = blog.job(job_id)
@@ -238,7 +217,7 @@ def _conflicted_job(blog: Blog) -> tuple[str, Blog, str]:
     res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
     assert res.returncode == 137
     theirs = article("Hello", "A person's version of the first post.")
-    _push_by_hand(person, "content/posts/hello.mdx", theirs, "person edits hello")
+    person.push_by_hand("content/posts/hello.mdx", theirs, "person edits hello")
     blog.ok("run", "--until-idle")
     assert blog.job(job_id)["job"]["state"] == "CONFLICT"
     return job_id, person, theirs
@@ -400,8 +379,8 @@ def test_worker_killed_during_the_recheck_adopts_the_judge_answer(blog: Blog) ->
     log = _with_recheck(blog)
     other = blog.clone("other")
     env = {"JUDGE_LOG": str(log)}
-    job_id = _committed_not_pushed(blog, "b", article("Mine", "A careful article."), env)
-    _push_by_hand(other, "content/posts/theirs.mdx", article("Theirs", "Another one."), "theirs")
+    job_id = blog.committed_not_pushed("b", article("Mine", "A careful article."), env)
+    other.push_by_hand("content/posts/theirs.mdx", article("Theirs", "Another one."), "theirs")
     proc = subprocess.Popen(
         [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--until-idle"],
         env={**os.environ, **env, "JUDGE_SLEEP": "1.5"},
@@ -428,7 +407,7 @@ def test_cas_stops_an_update_even_when_git_would_merge_it_cleanly(blog: Blog) ->
     them without a conflict: only the CAS on the target's bytes keeps the job from publishing a
     version of the article the person never saw."""
     person = blog.clone("person")
-    _push_by_hand(person, "content/posts/long.mdx", article("Long", LONG), "a long article")
+    person.push_by_hand("content/posts/long.mdx", article("Long", LONG), "a long article")
     blog.git("pull", "--quiet", "origin", "main")
     rewritten = "\n\n".join(
         f"Paragraph {i} (updated): {word} now says more."
@@ -439,7 +418,7 @@ def test_cas_stops_an_update_even_when_git_would_merge_it_cleanly(blog: Blog) ->
     res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
     assert res.returncode == 137
     theirs = article("Long", LONG.replace("Paragraph 10:", "Paragraph 10 (typo fixed):"))
-    _push_by_hand(person, "content/posts/long.mdx", theirs, "person fixes a typo")
+    person.push_by_hand("content/posts/long.mdx", theirs, "person fixes a typo")
     # Git itself would combine the two edits without complaint.
     scratch = blog.clone("scratch")
     scratch.git("fetch", "--quiet", str(blog.root), f"refs/blog-jobs/{job_id}")
@@ -494,7 +473,7 @@ def test_a_remote_commit_with_the_job_id_but_another_manifest_is_no_confirmation
     blog: Blog,
 ) -> None:
     text = article("Mine", "The job's own article.")
-    job_id = _committed_not_pushed(blog, "m", text, {})
+    job_id = blog.committed_not_pushed("m", text, {})
     impostor = _foreign_commit_with_job_trailers(
         blog, job_id, "0" * 64, "content/posts/other.mdx", article("Other", "Not the job's.")
     )
@@ -507,7 +486,7 @@ def test_a_remote_commit_with_both_trailers_but_other_bytes_is_no_confirmation(
     blog: Blog,
 ) -> None:
     text = article("Mine", "The job's own article.")
-    job_id = _committed_not_pushed(blog, "m", text, {})
+    job_id = blog.committed_not_pushed("m", text, {})
     manifest = blog.job(job_id)["job"]["artifact_sha256"]
     impostor = _foreign_commit_with_job_trailers(
         blog, job_id, manifest, "content/posts/other.mdx", article("Other", "Not the job's.")

@@ -235,14 +235,32 @@ def test_scan_command_exit_codes_and_json(blog: Blog, tmp_path: Path) -> None:
     assert blog.blogpub("scan", str(leaky)).returncode == 0
 
 
-def test_a_request_uuid_as_key_stays_readable_while_a_token_is_redacted(blog: Blog) -> None:
+def test_a_request_uuid_as_key_stays_readable(blog: Blog) -> None:
     # Output and events are sanitized value by value: our field names ("key",
     # "idempotency_key") are no context that makes a request id look like a secret.
     key = "3f2a9c1e-7b4d-4e8f-9a6b-1c2d3e4f5a6b"
-    job_id = blog.submit(key, article("Keyed", "A plain article."), "--topic", f"see {TOKEN}")
+    job_id = blog.submit(key, article("Keyed", "A plain article."), "--topic", "release notes")
     shown = blog.job(job_id)
     assert shown["job"]["idempotency_key"] == key
     submitted = next(e for e in shown["events"] if e["step"] == "submit")
     assert submitted["detail"]["key"] == key
-    assert shown["job"]["topic"] == "see [REDACTED:github-pat]"
-    _never_persisted(blog, TOKEN)
+
+
+@pytest.mark.parametrize("where", ["--topic", "--target", "--asset"])
+def test_a_name_holding_a_token_is_refused_at_the_door(blog: Blog, where: str) -> None:
+    # Names are text too: a token in a topic, a target or an asset name would be persisted
+    # (and pushed, as a file name) raw, or published under a redacted name the client never
+    # asked for; it is refused before anything is recorded.
+    src = blog.root.parent / "named.md"
+    src.write_text(article("Named", "A plain article."))
+    image = blog.root.parent / "plain.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n")
+    value = {
+        "--topic": f"see {TOKEN}",
+        "--target": f"content/posts/note-{TOKEN}.md",
+        "--asset": f"{image}=img-{TOKEN}.png",
+    }[where]
+    res = blog.blogpub("submit", "--key", "named", "--source", str(src), where, value)
+    assert res.returncode == 1 and len(res.stderr.splitlines()) == 1, res.stderr
+    assert "looks like a secret" in res.stderr and TOKEN not in res.stderr
+    assert not (blog.root / ".git" / "blogpub").exists()

@@ -42,6 +42,12 @@ REFUSED_MDX = {
     "unclosed tag": ("<Note>\n\nnever closed\n", "tag <Note> is never closed", 1),
     "mismatched tag": ("<Note>\n\n</Tip>\n", "closing tag </Tip> does not match", 3),
     "unclosed front matter": ("---\ntitle: x\n\nbody\n", "front matter:", 1),
+    # The attribute's braces balance only on line 62: the tag is read whole, and is unclosed.
+    "unclosed tag after a long attribute": (
+        "<Table rows={[\n" + "  { type: 'Promise<void>' },\n\n" * 30 + "]}>\n\ntext\n",
+        "tag <Table> is never closed",
+        1,
+    ),
 }
 
 
@@ -108,3 +114,35 @@ def test_validate_empty_list_turns_validation_off(tmp_path: Path) -> None:
     off = make_blog(tmp_path / "off", CONFIG + "\n[steps]\nvalidate = []\n")
     assert _publish(off, "a", broken, "a.mdx")["state"] == "PUBLISHED"
     assert off.remote_file("content/posts/broken.mdx") == broken.encode()
+
+
+MDX_PAGE = Path(__file__).resolve().parent / "corpus" / "mdx" / "mdx-js" / "docs" / "guides"
+
+
+def test_an_mdx_article_given_a_markdown_template_is_named_mdx_and_checked(
+    tmp_path: Path,
+) -> None:
+    blog = make_blog(
+        tmp_path,
+        CONFIG.replace(
+            'content = ["content/posts"]',
+            'content = ["content/posts"]\nsuffixes = [".md", ".mdx"]\n'
+            'path = "content/posts/{slug}.md"',
+        ),
+    )
+    # A real MDX page (export blocks, JSX): named .mdx, where the JSX check applies.
+    page = (MDX_PAGE / "gfm.mdx").read_text("utf-8")
+    job = _publish(blog, "gfm", page, "gfm.mdx")
+    assert (job["state"], job["target_path"]) == (
+        "PUBLISHED",
+        "content/posts/GitHub-flavored-markdown-GFM.mdx",
+    )
+    assert blog.remote_file("content/posts/GitHub-flavored-markdown-GFM.mdx") == page.encode()
+    # The same check that passed it stops a component left open.
+    broken = "import {Note} from './note.jsx'\n\n# Open note\n\n<Note>\n\nnever closed\n"
+    job = _publish(blog, "open", broken, "open.mdx")
+    assert (job["state"], job["target_path"]) == ("REVIEW", "content/posts/Open-note.mdx")
+    # Markdown stays Markdown: the template's .md.
+    plain = "# Plain\n\nA post with `<Note>` only in code.\n"
+    job = _publish(blog, "plain", plain, "plain.md")
+    assert (job["state"], job["target_path"]) == ("PUBLISHED", "content/posts/Plain.md")

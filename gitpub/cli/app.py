@@ -344,6 +344,26 @@ def dry_run(c: _Ctx, source: str, target: str | None, assets: tuple[str, ...]) -
     cmd.main(c.path, source=source, target=target, assets=assets)
 
 
+@cli.command()
+@click.option(
+    "--worker", is_flag=True, help="Also run the delivery worker (`run --interval`) alongside."
+)
+@click.option(
+    "--interval",
+    default=2.0,
+    type=click.FloatRange(min=0.01),
+    show_default=True,
+    help="With --worker: seconds between the worker's passes.",
+)
+@pass_ctx
+def mcp(c: _Ctx, worker: bool, interval: float) -> None:
+    """Serve the Model Context Protocol on stdin/stdout for agents (tools: submit, status,
+    show, dry_run, wait)."""
+    from gitpub import mcpserver
+
+    mcpserver.main(c.path, worker=worker, interval=interval)
+
+
 def _show_usage_error(exc: click.UsageError) -> None:
     """click's message, with a hint that works under git: `git blogpub --help` opens the
     manual page (git turns it into `git help blogpub`), `-h` prints the short help."""

@@ -95,7 +95,9 @@ def run_command(command: str, path: Path, values: dict[str, Any]) -> int | None:
 
 
 def _say(line: str) -> None:
-    sys.stderr.write(line + "\n")
+    from gitpub.cli.commands.output import printable
+
+    sys.stderr.write(printable(line) + "\n")
     sys.stderr.flush()
 
 

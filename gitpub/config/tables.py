@@ -120,6 +120,13 @@ class _Reader:
         )
 
 
+SIMILAR = ("record", "review", "skip")
+"""What `[steps] similar` does with a similar article: "record" its score (a near-duplicate,
+at or above `similarity_skip`, still waits for a person), "review" every score from
+`similarity_update` up, or "skip" a near-duplicate (the one setting under which a score may
+end a post; an explicit target still only goes to REVIEW)."""
+
+
 def _num(x: float) -> str:
     return f"{x:g}" if x < 1e6 else str(int(x))
 
@@ -283,7 +290,7 @@ def steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
         timeout=r.number("timeout", base.timeout, lo=0.001),
         similarity_skip=r.number("similarity_skip", base.similarity_skip, hi=1.0),
         similarity_update=r.number("similarity_update", base.similarity_update, hi=1.0),
-        similar=r.choice("similar", base.similar, ("record", "review")),
+        similar=r.choice("similar", base.similar, SIMILAR),
     )
 
 

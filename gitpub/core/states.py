@@ -57,6 +57,9 @@ OPERATOR_TRANSITIONS: dict[State, frozenset[State]] = {
     S.REVIEW: frozenset({S.RECEIVED, S.SKIPPED}),
     S.CONFLICT: frozenset({S.RECEIVED, S.SKIPPED}),
     S.FAILED: frozenset({S.RECEIVED, S.SKIPPED}),
+    # A withdrawn publication (its content left the published branch: a takedown) is
+    # published again only by a person's retry; gitpub.ops.actions checks it was withdrawn.
+    S.PUBLISHED: frozenset({S.RECEIVED}),
 }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from gitpub.context import Context
 from gitpub.core import crash
@@ -21,10 +21,14 @@ from gitpub.git import objects, repair
 from gitpub.store import jobs, leases
 from gitpub.store.jobs import Job, Move
 
+Outcome = Literal["published", "retry", "conflict", "review", "recheck", "fault"]
+"""What delivery made of one job: relay turns each into its state (recheck: judged first;
+fault: the worker's failure accounting)."""
+
 
 @dataclass
 class Result:
-    kind: str  # published | retry | conflict | review | recheck | fault
+    kind: Outcome
     reason: str = ""
     remote_commit: Oid | None = None
     detail: dict[str, Any] = field(default_factory=dict)

@@ -13,7 +13,8 @@ from gitpub.core.errors import GitpubError, JobFault
 from gitpub.core.ids import JobId, Oid, Sha256
 from gitpub.core.states import State
 from gitpub.git import objects, repair, trailers
-from gitpub.prepare import branch_name, manifest
+from gitpub.prepare import manifest
+from gitpub.prepare.jobtree import branch_name
 from gitpub.store import jobs, outbox
 from gitpub.store.jobs import Job, Move
 

@@ -20,7 +20,8 @@ from gitpub.deliver.commit import commit_message
 from gitpub.git import objects
 from gitpub.git.process import WRITER_ENV, git_out, run_git
 from gitpub.git.repo import unmerged_paths
-from gitpub.prepare import branch_name, manifest
+from gitpub.prepare import manifest
+from gitpub.prepare.jobtree import branch_name
 from gitpub.store import jobs
 from gitpub.store.jobs import Job
 

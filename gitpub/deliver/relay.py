@@ -14,19 +14,18 @@ import dataclasses
 import random
 import shutil
 import sqlite3
-import time
 from collections.abc import Sequence
 
 from gitpub import trust
 from gitpub.context import Context
-from gitpub.core import crash
+from gitpub.core import clock, crash
 from gitpub.core.errors import GitCommandError
 from gitpub.core.states import State
 from gitpub.deliver import batch, recheck, replay
 from gitpub.deliver.batch import Result, fetch_repairing
 from gitpub.git import trailers
 from gitpub.git.process import run_git
-from gitpub.prepare import discard_worktree, discard_worktrees
+from gitpub.prepare.jobtree import discard_worktree, discard_worktrees
 from gitpub.store import jobs, outbox
 from gitpub.store.db import at
 from gitpub.store.jobs import Job, Move
@@ -145,7 +144,7 @@ def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
                 None,
                 "probe",
                 {"result": result.kind, "reason": result.reason},
-                {"next_retry_at": at(time.time() + retry.probe_interval)},
+                {"next_retry_at": at(clock.time() + retry.probe_interval)},
             )
         ]
     if result.kind == "review":
@@ -184,7 +183,7 @@ def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
                 "delay": round(delay, 3),
                 **({"git": result.detail["git"]} if "git" in result.detail else {}),
             },
-            {"attempt": attempt, "next_retry_at": at(time.time() + delay)},
+            {"attempt": attempt, "next_retry_at": at(clock.time() + delay)},
         )
     ]
     if exhausted:
@@ -223,8 +222,10 @@ def _judge_delta(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
 
 def _decide_delta(ctx: Context, job: Job, delta: recheck.Delta) -> Job:
     store = ctx.store
-    candidate = (ctx.state_dir / (job.artifact_dir or "") / (job.target_path or "")).read_text(
-        "utf-8"
+    candidate = (
+        (ctx.state_dir / (job.artifact_dir or "") / (job.target_path or ""))
+        .read_bytes()
+        .decode("utf-8")  # as they are: the judge sees the article's own line endings
     )
     try:
         answer = recheck.judge(ctx, job, delta, candidate)

@@ -14,7 +14,7 @@ from gitpub.deliver import fontmerge
 from gitpub.deliver.commit import ArtifactsDamaged, load_manifest, make_commit, point_job_refs
 from gitpub.git import objects, repair, trailers
 from gitpub.git.process import run_git
-from gitpub.prepare import branch_name, ensure_worktree
+from gitpub.prepare.jobtree import branch_name, ensure_worktree
 from gitpub.store import jobs
 from gitpub.store.jobs import Job
 

@@ -8,7 +8,8 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitpub.core.errors import GitCommandError, NotARepository
 from gitpub.core.ids import Oid
@@ -16,19 +17,14 @@ from gitpub.git.process import git_env, git_out, run_git
 
 if TYPE_CHECKING:
     import pygit2
-else:
 
-    class _Pygit2:
-        """pygit2, imported on first use. Importing it costs more than the whole of `submit`
-        or `status`, which find the repository and read no git object."""
 
-        def __getattr__(self, name: str) -> Any:
-            import pygit2 as module
+def _pygit2() -> ModuleType:
+    """pygit2, imported on first use: importing it costs more than the whole of `submit` or
+    `status`, which find the repository and read no git object."""
+    import pygit2
 
-            globals()["pygit2"] = module
-            return getattr(module, name)
-
-    pygit2 = _Pygit2()
+    return pygit2
 
 
 class PushResult(NamedTuple):
@@ -63,8 +59,8 @@ class Repo:
         """The pygit2 handle, opened on first use (commands that read no object never pay)."""
         if self._pg is None:
             try:
-                self._pg = pygit2.Repository(str(self.root))
-            except pygit2.GitError as exc:
+                self._pg = _pygit2().Repository(str(self.root))
+            except _pygit2().GitError as exc:
                 raise NotARepository(_unusable(self.root, exc)) from None
         return self._pg
 
@@ -76,14 +72,14 @@ class Repo:
         # Anything out of the ordinary (GIT_DIR, a bare repository, core.worktree, no
         # repository at all): libgit2's discovery decides, and the error says which.
         try:
-            where = pygit2.discover_repository(str(start))
-        except pygit2.GitError:
+            where = _pygit2().discover_repository(str(start))
+        except _pygit2().GitError:
             where = None
         if not where:
             raise NotARepository(f"{start}: not inside a git repository")
         try:
-            repo = pygit2.Repository(where)
-        except pygit2.GitError as exc:
+            repo = _pygit2().Repository(where)
+        except _pygit2().GitError as exc:
             raise NotARepository(_unusable(Path(where), exc)) from None
         if repo.is_bare or repo.workdir is None:
             raise NotARepository(f"{start}: a bare repository has no checkout to publish from")
@@ -97,8 +93,8 @@ class Repo:
 
     def resolve(self, ref: str) -> Oid | None:
         try:
-            return Oid(str(self.pg.revparse_single(ref).peel(pygit2.Commit).id))
-        except (KeyError, ValueError, pygit2.GitError):
+            return Oid(str(self.pg.revparse_single(ref).peel(_pygit2().Commit).id))
+        except (KeyError, ValueError, _pygit2().GitError):
             return None
 
     def has_remote(self, name: str) -> bool:
@@ -116,20 +112,21 @@ class Repo:
         return f"refs/remotes/{remote}/{branch}"
 
     def commit(self, oid: str) -> pygit2.Commit:
-        return self.pg[oid].peel(pygit2.Commit)
+        commit: pygit2.Commit = self.pg[oid].peel(_pygit2().Commit)
+        return commit
 
     def trailers(self, oid: str) -> dict[str, str]:
         try:
             return dict(self.commit(oid).message_trailers)
-        except (KeyError, ValueError, pygit2.GitError):
+        except (KeyError, ValueError, _pygit2().GitError):
             return {}
 
     def walk(self, tip: str, hide: Iterable[str] = ()) -> Iterator[pygit2.Commit]:
         """Commits reachable from tip and not from any of hide, newest first."""
-        walker = self.pg.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL)
+        walker = self.pg.walk(_pygit2().Oid(hex=tip), _pygit2().enums.SortMode.TOPOLOGICAL)
         for h in hide:
-            with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
-                walker.hide(pygit2.Oid(hex=h))  # an unknown commit hides nothing
+            with contextlib.suppress(KeyError, ValueError, _pygit2().GitError):
+                walker.hide(_pygit2().Oid(hex=h))  # an unknown commit hides nothing
         yield from walker
 
     def find_by_trailers(
@@ -158,8 +155,8 @@ class Repo:
         absent = []
         for oid in oids:
             try:
-                out[oid] = self.pg[oid].peel(pygit2.Blob).data
-            except (KeyError, ValueError, pygit2.GitError):
+                out[oid] = self.pg[oid].peel(_pygit2().Blob).data
+            except (KeyError, ValueError, _pygit2().GitError):
                 absent.append(oid)
         if absent:
             out.update(_cat_blobs(self.root, absent))
@@ -180,7 +177,7 @@ class Repo:
                 sub = tree[folder] if folder else tree
             except KeyError:
                 continue
-            if isinstance(sub, pygit2.Tree):
+            if isinstance(sub, _pygit2().Tree):
                 self._collect(sub, folder, out)
         self._files = (asked, out)
         return dict(out)
@@ -196,7 +193,7 @@ class Repo:
             name = str(entry.name)
             path = f"{prefix}/{name}" if prefix else name
             if entry.type_str == "tree":
-                self._walk_tree(self.pg[entry.id].peel(pygit2.Tree), path, found)
+                self._walk_tree(self.pg[entry.id].peel(_pygit2().Tree), path, found)
             elif entry.type_str == "blob":
                 found[path] = str(entry.id)
 
@@ -211,7 +208,9 @@ class Repo:
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         if ancestor == descendant:
             return True
-        return bool(self.pg.descendant_of(pygit2.Oid(hex=descendant), pygit2.Oid(hex=ancestor)))
+        return bool(
+            self.pg.descendant_of(_pygit2().Oid(hex=descendant), _pygit2().Oid(hex=ancestor))
+        )
 
     def current_branch(self) -> str | None:
         if self.pg.head_is_detached or self.pg.head_is_unborn:
@@ -334,8 +333,8 @@ def _find_checkout(start: Path) -> tuple[Path, Path] | None:
 def merge_base(repo: Repo, a: str, b: str) -> Oid | None:
     """The best common ancestor of two commits, or None when they share no history."""
     try:
-        found = repo.pg.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
-    except (KeyError, ValueError, pygit2.GitError):
+        found = repo.pg.merge_base(_pygit2().Oid(hex=a), _pygit2().Oid(hex=b))
+    except (KeyError, ValueError, _pygit2().GitError):
         return None
     return Oid(str(found)) if found else None
 
@@ -343,7 +342,7 @@ def merge_base(repo: Repo, a: str, b: str) -> Oid | None:
 def operation_in_progress(repo: Repo) -> bool:
     """A merge, rebase, cherry-pick, revert or bisect is under way in the live checkout:
     its index and HEAD belong to the person doing it, not to gitpub."""
-    return bool(repo.pg.state() != pygit2.enums.RepositoryState.NONE)
+    return bool(repo.pg.state() != _pygit2().enums.RepositoryState.NONE)
 
 
 def unmerged_paths(cwd: Path) -> list[str]:

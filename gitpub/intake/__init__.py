@@ -6,77 +6,88 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from types import MappingProxyType
+from typing import NamedTuple
 
+from gitpub import scan
 from gitpub.config import Config
 from gitpub.context import Context
+from gitpub.core import crash
 from gitpub.core.errors import InputError, KeyReused
 from gitpub.core.files import write_atomic
 from gitpub.core.ids import JobId, Sha256, sha256_hex
 from gitpub.core.states import State
-from gitpub.scan import FINGERPRINT_CHARS
-from gitpub.scan.sanitize import sanitize
+from gitpub.intake import checks
+from gitpub.scan.sanitize import sanitize, sanitize_name
 from gitpub.store import folders as jobrecord
 from gitpub.store import jobs, reads
 from gitpub.store.db import Store, now
 from gitpub.store.jobs import Job, append_event, get
 
 
-def decode_source(data: bytes, name: str, limit: int) -> str:
-    """Validate submitted source bytes; every rejection names the source."""
-    if len(data) > limit:
-        raise InputError(f"{name}: source is {len(data)} bytes, over the limit of {limit}")
-    if b"\x00" in data:
-        raise InputError(f"{name}: source contains NUL bytes")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{name}: source is not UTF-8 (byte {exc.start})") from None
-    if not text.strip():
-        raise InputError(f"{name}: source is empty")
-    return text
+class Request(NamedTuple):
+    """One publication as a writer hands it over, through any door (CLI, API, MCP)."""
+
+    key: str
+    text: str
+    target: str | None = None
+    topic: str | None = None
+    allow: tuple[str, ...] = ()
+    assets: Mapping[str, bytes] = MappingProxyType({})  # path beside the article -> bytes
+    source: str = "source"  # how errors name the text: a file name, `<stdin>`, …
+    labels: Mapping[str, str] = MappingProxyType({})  # how errors name each asset
 
 
-NAME_MAX = 255
-"""Bytes in one path component: the limit of every common filesystem. A job commit made in
-memory could hold a longer one, and every checkout of the blog would then fail."""
+def check(cfg: Config, root: Path, req: Request) -> Request:
+    """Everything the door refuses, before the store is opened: a refused submit leaves no
+    trace, not even an empty job database. A source or a text asset holding a secret nobody
+    allowed is refused by the built-in ruleset, whatever the blog's `scan` step is."""
+    key = checks.text_argument(req.key, "--key")
+    if not key.strip():
+        raise InputError("--key must not be empty")
+    if checks.has_control(key):
+        raise InputError("--key: holds a control character (a newline, an escape)")
+    allow = checks.check_allow(req.allow)
+    allowed = cfg.scan.allow | frozenset(allow)
+    target = req.target
+    if target is not None:
+        target = checks.check_target(cfg, root, checks.text_argument(target, "--target"))
+    topic = req.topic
+    if topic is not None:
+        topic = checks.no_secret(checks.text_argument(topic, "--topic"), "--topic")
+    text = checks.text_argument(req.text, req.source)
+    text = checks.decode_source(text.encode("utf-8"), req.source, cfg.publish.max_source_bytes)
+    scan.refuse(text, req.source, allow=allowed)
+    assets = {}
+    for rel, data in sorted(req.assets.items()):
+        checks.check_asset_path(checks.text_argument(rel, "--asset"))
+        scan.refuse_file(data, req.labels.get(rel, f"--asset {rel}"), allow=allowed)
+        assets[rel] = data
+    return req._replace(key=key, text=text, target=target, topic=topic, allow=allow, assets=assets)
 
 
-def check_target(cfg: Config, root: Path, target: str, origin: str = "--target") -> str:
-    """A repository-relative article path inside one of the content folders, else InputError.
+def accept(path: Path, req: Request) -> tuple[Job, bool]:
+    """The one door for new publications: checked, then created (or found by its key)."""
+    from gitpub import config as config_mod
+    from gitpub.context import open_context
+    from gitpub.git.repo import Repo
 
-    `origin` names where the path came from (`--target`, the draft's path, the judge's
-    target): a reason names only what someone actually gave."""
-    pure = PurePosixPath(target.replace("\\", "/"))
-    if pure.is_absolute() or target.startswith("~"):
-        raise InputError(f"{origin} {target}: must be relative to the repository root")
-    if ".." in pure.parts or not pure.parts:
-        raise InputError(f"{origin} {target}: must not leave the content folders")
-    if any(part.lower() == ".git" for part in pure.parts):
-        raise InputError(f"{origin} {target}: a path inside .git is git's own, never an article")
-    long = next((p for p in pure.parts if len(p.encode("utf-8")) > NAME_MAX), None)
-    if long is not None:
-        raise InputError(
-            f"{origin} {target[:80]}…: a name of {len(long.encode('utf-8'))} bytes; "
-            f"filesystems refuse names over {NAME_MAX}"
+    repo = Repo.discover(path)
+    req = check(config_mod.load(repo.root), repo.root, req)
+    with open_context(path) as ctx:
+        job, created = create(
+            ctx,
+            key=req.key,
+            source=req.text,
+            target=req.target,
+            topic=req.topic,
+            allow=req.allow,
+            assets=req.assets,
         )
-    text = pure.as_posix()
-    folder = next((c for c in cfg.publish.content if text.startswith(c.rstrip("/") + "/")), None)
-    if folder is None:
-        raise InputError(
-            f"{origin} {target}: not inside a content folder ({', '.join(cfg.publish.content)})"
-        )
-    if pure.suffix not in cfg.publish.suffixes:
-        raise InputError(f"{origin} {target}: must end in one of {', '.join(cfg.publish.suffixes)}")
-    # A symlinked folder on the way could point anywhere; the resolved path must stay put.
-    real_root = root.resolve()
-    real_folder = (real_root / folder).resolve()
-    real_target = (real_root / text).resolve()
-    if not real_target.is_relative_to(real_folder) or not real_folder.is_relative_to(real_root):
-        raise InputError(
-            f"{origin} {target}: resolves outside the content folder through a symlink"
-        )
-    return text
+    if created:
+        crash.point("after_received")
+    return job, created
 
 
 # ----------------------------------------------------------------------- keys and jobs
@@ -116,24 +127,10 @@ def same_request(
     compared as it was stored: sanitized, keeping the findings allowed by fingerprint."""
     clean = sanitize(text, allow)
     if job.source_sha256 != sha256_hex(clean.encode("utf-8")):
-        raise KeyReused(sanitize(key), job.job_id, "source")
+        raise KeyReused(sanitize_name(key), job.job_id, "source")
     if (target or None) != job.requested_target:
-        raise KeyReused(sanitize(key), job.job_id, "target")
+        raise KeyReused(sanitize_name(key), job.job_id, "target")
     return job
-
-
-def check_allow(allow: Iterable[str]) -> tuple[str, ...]:
-    """`--allow` values, each a fingerprint as `git blogpub scan` prints it."""
-    out: list[str] = []
-    for value in allow:
-        value = value.strip().lower()
-        if len(value) != FINGERPRINT_CHARS or value.strip("0123456789abcdef"):
-            raise InputError(
-                f"--allow {value!r}: not a fingerprint ({FINGERPRINT_CHARS} hex digits, "
-                "as `git blogpub scan` prints them)"
-            )
-        out.append(value)
-    return tuple(sorted(set(out)))
 
 
 def allowed(ctx: Context, job_id: str) -> frozenset[str]:
@@ -183,7 +180,7 @@ def create(
         {
             "job_id": job_id,
             "key_sha256": key_hash(key),
-            "key_display": sanitize(key),
+            "key_display": sanitize_name(key),
             "kind": kind,
             "target": target,
             "topic": sanitize(topic) if topic is not None else None,
@@ -198,7 +195,7 @@ def create(
                 {
                     "job_id": job_id,
                     "idempotency_key": key_hash(key),
-                    "key_display": key,
+                    "key_display": sanitize_name(key),
                     "kind": kind,
                     "state": State.RECEIVED.value,
                     "source_sha256": source_sha256,
@@ -217,7 +214,7 @@ def create(
                 State.RECEIVED,
                 "submit",
                 {
-                    "key": sanitize(key),
+                    "key": sanitize_name(key),
                     "kind": kind,
                     "target": target,
                     **({"allow": sorted(allow)} if allow else {}),
@@ -251,14 +248,21 @@ def submit(
     allow: Sequence[str] = (),
     assets: Mapping[str, bytes] | None = None,
 ) -> tuple[Job, bool]:
-    """The one entry for new publications (CLI and API): validate, then create or find."""
-    if not key.strip():
-        raise InputError("--key must not be empty")
-    if target is not None:
-        target = check_target(ctx.config, ctx.repo.root, target)
-    for name in assets or {}:
-        check_asset_name(name)
-    return create(ctx, key=key, source=text, target=target, topic=topic, allow=allow, assets=assets)
+    """`accept` inside an open context (the demo, a test): the same checks, then create."""
+    req = check(
+        ctx.config,
+        ctx.repo.root,
+        Request(key, text, target, topic, tuple(allow), MappingProxyType(dict(assets or {}))),
+    )
+    return create(
+        ctx,
+        key=req.key,
+        source=req.text,
+        target=req.target,
+        topic=req.topic,
+        allow=req.allow,
+        assets=req.assets,
+    )
 
 
 # ---------------------------------------------------------------------- the job folder
@@ -268,26 +272,16 @@ ASSETS = "assets"
 """Folder of a job's `--asset` files inside its job folder, kept as submitted."""
 
 
-def check_asset_name(name: str) -> str:
-    """An asset travels beside its article under its own file name: one safe path segment."""
-    if (
-        not name
-        or "/" in name
-        or "\\" in name
-        or name in (".", "..")
-        or name.startswith(".")
-        or any(ord(c) < 32 for c in name)
-    ):
-        raise InputError(f"--asset {name!r}: the file name must be one plain name")
-    return name
-
-
 def job_assets(ctx: Context, job: Job) -> dict[str, bytes]:
-    """The job's `--asset` files by name."""
+    """The job's `--asset` files by their path beside the article (`a.png`, `images/a.png`)."""
     folder = ctx.job_dir(job.job_id) / ASSETS
     if not folder.is_dir():
         return {}
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _remove_tree(path: Path) -> None:
@@ -297,7 +291,8 @@ def _remove_tree(path: Path) -> None:
 
 
 def read_source(ctx: Context, job: Job) -> str:
-    return (ctx.state_dir / job.source_path).read_text("utf-8")
+    # Bytes decoded as they are: read_text would turn every CRLF into LF.
+    return (ctx.state_dir / job.source_path).read_bytes().decode("utf-8")
 
 
 def resolution_path(ctx: Context, job_id: str) -> Path:

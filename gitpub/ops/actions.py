@@ -13,7 +13,8 @@ from gitpub.core.files import write_atomic
 from gitpub.core.states import OPERATOR_TRANSITIONS, State
 from gitpub.deliver import confirm
 from gitpub.git import trailers
-from gitpub.prepare import branch_name, discard_worktree
+from gitpub.intake import checks
+from gitpub.prepare.jobtree import branch_name, discard_worktree
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import jobs, outbox
 from gitpub.store.jobs import Job
@@ -28,6 +29,7 @@ _RESET = dict(
     artifact_sha256=None,
     local_commit=None,
     remote_commit=None,
+    withdrawn_at=None,
     attempt=0,
     next_retry_at=None,
     last_recheck_head=None,
@@ -37,10 +39,14 @@ _RESET = dict(
 
 def _require_operable(ctx: Context, job_id: str, verb: str) -> Job:
     job = jobs.require(ctx.store, job_id)
-    if job.state not in OPERATOR_TRANSITIONS:
+    withdrawn = job.state is State.PUBLISHED and job.withdrawn_at is not None
+    if job.state not in OPERATOR_TRANSITIONS or (job.state is State.PUBLISHED and not withdrawn):
         raise InputError(
             f"job {job.job_id} is {job.state.value}; {verb} applies to REVIEW, CONFLICT or FAILED"
+            + (" (and retry to a withdrawn publication)" if verb == "retry" else "")
         )
+    if withdrawn and verb != "retry":
+        raise InputError(f"job {job.job_id} is a withdrawn publication; only retry applies")
     return job
 
 
@@ -142,10 +148,10 @@ def resume(ctx: Context, job_id: str, allow: Sequence[str] = ()) -> Job:
     parents = ctx.repo.commit(head).parent_ids
     if not parents:
         raise InputError(f"job {job.job_id}: branch {branch} has no parent to build on")
-    text = intake.decode_source(
+    text = checks.decode_source(
         data, f"{branch}:{job.target_path}", ctx.config.publish.max_source_bytes
     )
-    allow = intake.check_allow(allow)
+    allow = checks.check_allow(allow)
     allowed = intake.allowed(ctx, job.job_id) | frozenset(allow)
     target = job.target_path
     _forget_commit(ctx, job, "continue")

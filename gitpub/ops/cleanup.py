@@ -31,7 +31,7 @@ from gitpub.core.states import State
 from gitpub.git import trailers, worktrees
 from gitpub.git.process import git_out
 from gitpub.git.repo import Repo
-from gitpub.prepare import branch_name
+from gitpub.prepare.jobtree import branch_name
 from gitpub.store import jobs, reads
 from gitpub.store.db import parse_time
 

@@ -90,6 +90,11 @@ class ScratchPreparer(Preparer):
         self.proposed = super().article_path(draft)
         return self.proposed
 
+    def fresh_base(self) -> Oid | None:
+        # A dry run changes nothing, the remote-tracking branch included: it previews on the
+        # remote as last fetched, and says so (`base:` in its report).
+        return self.ctx.repo.resolve(self.ctx.tracking_ref)
+
     def worktree(self, base: Oid) -> Path:
         if self.checkout is None:
             self.checkout = scratch_checkout(self.ctx.repo, base, self.scratch / "checkout")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,8 +22,10 @@ from gitpub.core.errors import InputError
 from gitpub.core.ids import Oid
 from gitpub.core.states import State
 from gitpub.git import worktrees
+from gitpub.intake import checks
 from gitpub.prepare import manifest, queued, secrets, steps
 from gitpub.prepare import target as rules
+from gitpub.prepare.jobtree import discard_worktree
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder
 from gitpub.site import paths
@@ -33,6 +35,9 @@ from gitpub.store.db import parse_time
 from gitpub.store.jobs import Job
 from gitpub.trust import NotAllowed
 
+SIMILAR_CODE = "similar"
+"""failure_code of a job that waits because another article is too similar to it."""
+
 STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest")
 
 
@@ -41,6 +46,7 @@ class Outcome:
     state: State  # READY_TO_COMMIT, REVIEW or SKIPPED
     reason: str | None = None
     failure_code: str | None = None  # when it says more than the state's own code
+    similar: str | None = None  # the article a similarity REVIEW waits on
 
 
 class Preparer(Recorder):
@@ -58,13 +64,15 @@ class Preparer(Recorder):
 
     def _run(self) -> Outcome:
         cfg = self.ctx.config
-        source = intake.read_source(self.ctx, self.job)
+        # Bytes, decoded as they are: a text read (`read_text`) turns every CRLF into LF, and
+        # the published article must be the bytes that were submitted.
+        source = _text(self.ctx.state_dir / self.job.source_path)
         base = self.base_commit()
         if base is None:
             return Outcome(State.REVIEW, f"branch {cfg.publish.branch!r} has no commit to build on")
 
         draft = self.checkpoint(
-            "draft", lambda: self.draft(source), durable=external(cfg.steps.draft)
+            "draft", lambda: self.draft(source), durable=steps.external(cfg.steps.draft)
         )
         crash.point("after_draft")
         resolved = intake.resolution_path(self.ctx, self.job.job_id)
@@ -72,7 +80,9 @@ class Preparer(Recorder):
         if by_operator:
             # An operator fixed this article by hand (`resolve --continue`): their text, their
             # path, and no judge — the person has decided. The gates still run.
-            draft = {"text": resolved.read_text("utf-8"), "path": self.job.target_path}
+            draft = {"text": _text(resolved), "path": self.job.target_path}
+        existing = self.ctx.repo.files_under(base, cfg.publish.content)
+        self.existing = existing  # a derived path may take its date from one of them
         try:
             target = self.article_path(draft)
         except InputError as exc:
@@ -80,7 +90,6 @@ class Preparer(Recorder):
         path = target.path
         text = draft["text"]
 
-        existing = self.ctx.repo.files_under(base, cfg.publish.content)
         assets = intake.job_assets(self.ctx, self.job)
         decided = self.decide(target, text, existing, assets, by_operator)
         if isinstance(decided, Outcome) and decided.state is State.SKIPPED:
@@ -124,6 +133,7 @@ class Preparer(Recorder):
         target_file.write_bytes(text.encode("utf-8"))
         written = [path]
         for name, asset_path in rules.asset_paths(target, assets).items():
+            (worktree / asset_path).parent.mkdir(parents=True, exist_ok=True)
             (worktree / asset_path).write_bytes(assets[name])
             written.append(asset_path)
 
@@ -143,7 +153,7 @@ class Preparer(Recorder):
                 answer = self.checkpoint(
                     step,
                     functools.partial(self.gate, name, spec, request, spool=step),
-                    durable=external(spec),
+                    durable=steps.external(spec),
                 )
                 if not answer["ok"]:
                     where = f" (line {answer['line']})" if answer.get("line") else ""
@@ -199,6 +209,8 @@ class Preparer(Recorder):
         steps.check_draft(answer)
         return answer
 
+    existing: Mapping[str, bytes] = {}  # the blog's articles at base, once prepare read them
+
     def article_path(self, draft: dict[str, Any]) -> rules.Target:
         cfg = self.ctx.config
         if draft.get("path"):
@@ -206,15 +218,24 @@ class Preparer(Recorder):
         elif self.job.requested_target:
             chosen, explicit, origin = self.job.requested_target, True, "--target"
         else:
+            article = Article.read(draft["text"])
             named = paths.derive(
                 cfg.publish.path,
                 cfg.publish.content[0],
                 cfg.publish.suffixes[0],
-                Article.read(draft["text"]),
+                article,
                 submitted=datetime.fromtimestamp(parse_time(self.job.created_at), timezone.utc),
             )
             chosen, explicit, origin = named.path, named.explicit, named.origin
-        path = intake.check_target(cfg, self.ctx.repo.root, chosen, origin)
+            dated = paths.dated_alike(cfg.publish.path, article, self.existing)
+            if dated is not None and dated != chosen:
+                # Still derived, not the writer's: replacing it needs --target, and the same
+                # bytes again end in "no change".
+                chosen, origin = dated, f"{origin}, dated by the existing {dated}"
+            named_mdx = paths.mdx_named(chosen, draft["text"], cfg.publish.suffixes)
+            if named_mdx != chosen:
+                chosen, origin = named_mdx, f"{origin}, .mdx for its MDX"
+        path = checks.check_target(cfg, self.ctx.repo.root, chosen, origin)
         return rules.Target(path, explicit, origin)
 
     def decide(
@@ -249,11 +270,14 @@ class Preparer(Recorder):
         verdict = self.checkpoint(
             "judge",
             lambda: self.judge(path, text, articles),
-            durable=external(self.ctx.config.steps.judge),
+            durable=steps.external(self.ctx.config.steps.judge),
         )
         if verdict.get("leaks"):
             return Outcome(State.REVIEW, secrets.leaked("judge", verdict["leaks"]))
-        ruled = rules.after_judge(target, verdict, self.ctx.config.steps)
+        accepted = rules.accepted_similar(jobs.events(self.ctx.store, self.job.job_id))
+        ruled = rules.after_judge(target, verdict, self.ctx.config.steps, accepted)
+        if ruled is not None and ruled.similar is not None and ruled.state is State.REVIEW:
+            return Outcome(ruled.state, ruled.reason, SIMILAR_CODE, ruled.similar)
         if ruled is not None:
             return Outcome(ruled.state, ruled.reason)
         return verdict
@@ -340,35 +364,9 @@ class Preparer(Recorder):
         return Outcome(State.READY_TO_COMMIT)
 
 
-def external(spec: Any) -> bool:
-    """A step that runs a command (not `builtin:…`): its answer is recorded durably at once."""
-    return not (isinstance(spec, str) and spec.startswith("builtin:"))
-
-
-def branch_name(job_id: str) -> str:
-    return f"blogpub/job/{job_id}"
-
-
-def ensure_worktree(ctx: Context, job: Job, start: str) -> Path:
-    """The job's worktree on its branch, made (or remade) at `start` unless a whole one is
-    there; under the repo lock."""
-    path = ctx.worktree_dir(job.job_id)
-    branch = branch_name(job.job_id)
-    with ctx.locks.hold("repo"):
-        if ctx.repo.resolve(f"refs/heads/{branch}") is not None and worktrees.ready(ctx.repo, path):
-            return path
-        worktrees.add(ctx.repo, path, start, branch)
-    return path
-
-
-def discard_worktree(ctx: Context, job_id: str) -> None:
-    discard_worktrees(ctx, [job_id])
-
-
-def discard_worktrees(ctx: Context, job_ids: Sequence[str]) -> None:
-    """The jobs' worktrees and job branches gone (a delivered batch's, in one ref update)."""
-    with ctx.locks.hold("repo"):
-        worktrees.remove_many(ctx.repo, [(ctx.worktree_dir(j), branch_name(j)) for j in job_ids])
+def _text(path: Path) -> str:
+    """A stored text with its line endings, BOM and final newline as they were written."""
+    return path.read_bytes().decode("utf-8")
 
 
 def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> Job:
@@ -385,7 +383,10 @@ def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> Job:
     code = outcome.failure_code or {State.REVIEW: "review"}.get(outcome.state)
     preparer.note(
         "prepare:done",
-        {"reason": outcome.reason} if outcome.reason else {},
+        {
+            **({"reason": outcome.reason} if outcome.reason else {}),
+            **({"similar": outcome.similar} if outcome.similar else {}),
+        },
         {"failure_code": code},
         to=outcome.state,
         durable=True,

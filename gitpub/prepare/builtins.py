@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gitpub import scan
+from gitpub.prepare.protocol import StepFailed
 from gitpub.site import validate
 from gitpub.site.frontmatter import body_start
 
@@ -152,33 +153,71 @@ def _best(candidate: str, others: list[Mapping[str, Any]]) -> tuple[float, str |
     return best, path
 
 
-def judge(request: Mapping[str, Any], skip_at: float, update_at: float) -> dict[str, Any]:
-    """The writer's path decides; similarity only names near-exact duplicates.
+def same_article(a: str, b: str) -> bool:
+    """Whether two texts are one article: the same characters, whatever their line endings,
+    a byte order mark or a final newline (an editor's habits, not the writer's words)."""
+    return _plain(a) == _plain(b)
+
+
+def _plain(text: str) -> str:
+    return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+
+
+def duplicate_of(text: str, others: Iterable[Mapping[str, Any]]) -> str | None:
+    """The path of another article holding this very article, if any."""
+    return next(
+        (str(o.get("path")) for o in others if same_article(str(o.get("text", "")), text)), None
+    )
+
+
+def judge(
+    request: Mapping[str, Any], skip_at: float, update_at: float, similar: str = "record"
+) -> dict[str, Any]:
+    """The writer's path decides; a score never ends a post.
+
+    SKIP only for an exact duplicate: the job's own path already holds its text ("no
+    change"), or another article is the same article. A near-duplicate (a score at or above
+    `skip_at`) is named with its score for the path rules to send to a person
+    (`gitpub.prepare.target.after_judge`), unless `[steps] similar = "skip"`: two short posts
+    written from one template share most of their 3-grams and are still two posts.
 
     The candidate is compared with every OTHER article: its own path is the one it may write,
     so a revision is never measured against the version it replaces (a long post revised by
     a line is 0.99 similar to itself). A score never moves the job onto another path."""
     candidate = request["candidate"]
     mine = candidate["path"]
+    text = candidate["text"]
     pool = request.get("delta" if request.get("mode") == "recheck" else "existing", [])
     own = next((e for e in pool if e.get("path") == mine), None)
     others = [e for e in pool if e.get("path") != mine]
-    score, path = _best(candidate["text"], others)
+    score, path = _best(text, others)
+    # The same article has the same 3-grams: only a perfect score needs the texts compared.
+    twin = duplicate_of(text, others) if score >= 1.0 else None
     if request.get("mode") == "recheck":
-        if own is not None and own.get("text") == candidate["text"]:
+        if own is not None and own.get("text") == text:
             return {"decision": "SKIP", "reason": f"no change: {mine} already holds this text"}
-        if score >= skip_at:
+        if twin is not None:
+            return {"decision": "SKIP", "reason": f"1.00 similar to {twin}: the same article"}
+        if score >= skip_at and similar == "skip":
             return {"decision": "SKIP", "reason": f"{score:.2f} similar to {path}"}
+        if score >= skip_at:
+            # Delivery's judge may only SKIP or KEEP; keeping a near-duplicate that reached
+            # the remote meanwhile would publish it unseen, skipping it would lose it.
+            raise StepFailed(
+                f"{score:.2f} similar to {path}, which reached the remote meanwhile; a person "
+                'decides (retry to publish, abandon to drop; [steps] similar = "skip" skips)'
+            )
         return {"decision": "KEEP", "reason": f"best similarity {score:.2f}"}
     if own is not None:
-        if own.get("text") == candidate["text"]:
+        if own.get("text") == text:
             return {"decision": "SKIP", "reason": "no change"}
         return {"decision": "UPDATE", "target": mine, "reason": "revision of its own path"}
-    if score >= skip_at:
-        return {"decision": "SKIP", "reason": f"{score:.2f} similar to {path}"}
+    if twin is not None:
+        return {"decision": "SKIP", "reason": f"1.00 similar to {twin}: the same article"}
     answer: dict[str, Any] = {"decision": "NEW", "reason": f"best similarity {score:.2f}"}
-    if score >= update_at and path is not None:
-        # Recorded for a person to see (`show`); `[steps] similar = "review"` acts on it.
+    if score >= min(update_at, skip_at) and path is not None:
+        # For a person to see (`show`), and for the path rules to act on: a near-duplicate
+        # waits in REVIEW; `[steps] similar` says what a lower score does.
         answer.update(similar=path, score=round(score, 4))
     return answer
 

@@ -27,7 +27,9 @@ def _builtin(
 ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     table: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
         "passthrough": builtins.passthrough,
-        "similarity": lambda r: builtins.judge(r, cfg.similarity_skip, cfg.similarity_update),
+        "similarity": lambda r: builtins.judge(
+            r, cfg.similarity_skip, cfg.similarity_update, cfg.similar
+        ),
         "secrets": lambda r: builtins.secrets(r, allow),
         "mdx": builtins.mdx,
     }
@@ -92,3 +94,8 @@ def check_judge(answer: Mapping[str, Any], mode: str) -> None:
 
 def check_gate(kind: str, answer: Mapping[str, Any]) -> None:
     expect_fields(kind, answer, _GATE_FIELDS, ["ok"])
+
+
+def external(spec: Any) -> bool:
+    """A step that runs a command (not `builtin:…`): its answer is recorded durably at once."""
+    return not (isinstance(spec, str) and spec.startswith("builtin:"))

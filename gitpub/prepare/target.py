@@ -30,6 +30,7 @@ class Verdict:
 
     state: State  # SKIPPED or REVIEW
     reason: str
+    similar: str | None = None  # the article a near-duplicate waits on, for `retry` to accept
 
 
 def asset_paths(target: Target, names: Iterable[str]) -> dict[str, str]:
@@ -110,8 +111,30 @@ def _prefixes(path: str) -> dict[str, str]:
     return {fold(p): p for p in ("/".join(parts[: i + 1]) for i in range(len(parts)))}
 
 
-def after_judge(target: Target, verdict: Mapping[str, Any], steps: StepsConfig) -> Verdict | None:
-    """The judge's answer held to the path rules."""
+def accepted_similar(events: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """Articles a job waited on in REVIEW as too similar before a person retried it: `retry`
+    after such a REVIEW is the person's answer, and it publishes."""
+    accepted: set[str] = set()
+    waiting: str | None = None
+    for event in events:
+        detail = event.get("detail") or {}
+        if event["step"] == "prepare:done":
+            waiting = detail.get("similar")
+        elif event["step"] == "operator:retry" and waiting:
+            accepted.add(waiting)
+    return frozenset(accepted)
+
+
+def after_judge(
+    target: Target,
+    verdict: Mapping[str, Any],
+    steps: StepsConfig,
+    accepted: frozenset[str] = frozenset(),
+) -> Verdict | None:
+    """The judge's answer held to the path rules. A SKIP is the judge's own: the built-in one
+    answers it only for an exact duplicate, and an external judge is the blog's choice. A
+    near-duplicate by score waits for a person. `accepted` are the articles a person already
+    saw this job wait on and retried it anyway: the similarity to them is only recorded."""
     decision = verdict["decision"]
     if decision == "SKIP":
         return Verdict(State.SKIPPED, str(verdict.get("reason") or "judge: duplicate"))
@@ -122,14 +145,28 @@ def after_judge(target: Target, verdict: Mapping[str, Any], steps: StepsConfig) 
             f"not this job's target {target.path}",
         )
     score = verdict.get("score")
-    if (
-        decision == "NEW"
-        and steps.similar == "review"
-        and isinstance(score, (int, float))
-        and score >= steps.similarity_update
-    ):
+    if decision != "NEW" or not isinstance(score, (int, float)):
+        return None
+    similar = verdict.get("similar")
+    if similar in accepted:
+        return None
+    if score >= steps.similarity_skip:
+        if steps.similar == "skip" and not target.explicit:
+            return Verdict(
+                State.SKIPPED, f'{score:.2f} similar to {similar} ([steps] similar = "skip")'
+            )
+        # SKIPPED is final and nobody looks at it again: a near-duplicate by 3-grams may be
+        # another post written from the same template, so a person decides.
         return Verdict(
             State.REVIEW,
-            f'{score:.2f} similar to {verdict.get("similar")} ([steps] similar = "review")',
+            f"{score:.2f} similar to {similar}: a near-duplicate waits for a person "
+            "(retry publishes it, resolve --abandon drops it)",
+            str(similar),
+        )
+    if steps.similar == "review" and score >= steps.similarity_update:
+        return Verdict(
+            State.REVIEW,
+            f'{score:.2f} similar to {similar} ([steps] similar = "review")',
+            str(similar),
         )
     return None

@@ -8,6 +8,7 @@ This room imports neither pygit2 nor fontTools: `submit` and `scan` stay fast.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -78,16 +79,50 @@ def _hits(text: str, path: str | None) -> list[detect.Hit]:
     return hits
 
 
-def scan(text: str, *, path: str | None = None, allow: Iterable[str] = ()) -> list[Finding]:
-    """Every secret in `text` not allowed by fingerprint, in text order."""
+# In a name (an idempotency key, a target, a topic, a step's name) a credential word bound to
+# a value is taken at its word: `--key password=aaaaaaaa1` names nothing a tutorial shows, and
+# a display form that over-redacts costs nothing (the key itself is kept only as a hash).
+_NAMED_CREDENTIAL = re.compile(
+    r"(?i)(?:passw(?:or)?d|passwd|pwd|secret|token|api[_-]?key|credential|authorization|auth(?![a-z]))[\w.-]*"
+    r"\s*[:=：]\s*(?:(?:basic|bearer|token)\s+)?['\"]?([^\s'\"&;,]+)"
+)
+_REFERENCE = re.compile(r"^\$\{?\w+\}?$|^<[^<>]*>$")
+
+
+def _name_hits(text: str, hits: list[detect.Hit]) -> list[detect.Hit]:
+    """The scanner's hits in a short name, and every credential assignment in it."""
+    extra = []
+    for m in _NAMED_CREDENTIAL.finditer(text):
+        start, end = m.span(1)
+        if _REFERENCE.match(m.group(1)) or m.group(1).startswith(REDACTION_MARK):
+            continue
+        if not any(h.start < end and start < h.end for h in hits):
+            line = text.count("\n", 0, start) + 1
+            extra.append(detect.Hit("credential", line, start, end, m.group(1)))
+    return sorted(hits + extra, key=lambda h: h.start)
+
+
+def scan(
+    text: str, *, path: str | None = None, allow: Iterable[str] = (), name: bool = False
+) -> list[Finding]:
+    """Every secret in `text` not allowed by fingerprint, in text order.
+
+    `name=True` reads `text` as a short name or key rather than an article: a value bound
+    to a credential word is a finding whatever it looks like (see `_NAMED_CREDENTIAL`)."""
     allowed = frozenset(allow)
-    found = [Finding(h.kind, h.line, fingerprint(h.kind, h.secret)) for h in _hits(text, path)]
+    hits = _hits(text, path)
+    if name:
+        hits = _name_hits(text, hits)
+    found = [Finding(h.kind, h.line, fingerprint(h.kind, h.secret)) for h in hits]
     return [f for f in found if f.fingerprint not in allowed]
 
 
-def redact(text: str, *, allow: Iterable[str] = ()) -> str:
-    """`text` with every secret replaced by `[REDACTED:<kind>]`, except allowed ones."""
+def redact(text: str, *, allow: Iterable[str] = (), name: bool = False) -> str:
+    """`text` with every secret replaced by `[REDACTED:<kind>]`, except allowed ones
+    (`name=True`: as `scan` reads a name)."""
     hits = _hits(text, None)
+    if name:
+        hits = _name_hits(text, hits)
     if not hits:
         return text
     allowed = frozenset(allow)

@@ -8,11 +8,11 @@ one line never pairs with a word three lines down."""
 from __future__ import annotations
 
 import bisect
-import math
 import re
-from collections import Counter
 from typing import NamedTuple
 
+from gitpub.scan import judge
+from gitpub.scan.judge import entropy
 from gitpub.scan.rules import Rule, Ruleset
 
 
@@ -24,14 +24,6 @@ class Hit(NamedTuple):
     start: int
     end: int
     secret: str
-
-
-def entropy(text: str) -> float:
-    """Shannon entropy in bits per character (gitleaks' measure)."""
-    if not text:
-        return 0.0
-    n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
 
 
 class _Lines:
@@ -115,6 +107,28 @@ def _windows(offset: int, line: str) -> list[tuple[int, str]]:
     return [(offset + i, line[i : i + WINDOW]) for i in range(0, len(line) - OVERLAP, step)]
 
 
+_CROSSES_LINES = re.compile(r"\\[sSWDn]|\[\^|(?<!\\)\.")
+
+
+def _on_one_line(rule: Rule) -> bool:
+    """Whether no match of the rule's pattern can hold a newline: it names no class that
+    holds one (white space, a negated class or set, an unescaped dot)."""
+    return not _CROSSES_LINES.search(re.sub(r"\\\\", "", rule.lazy.pattern))
+
+
+def _judged_secret(rule: Rule, m: re.Match[str], secret: str) -> bool:
+    """Whether the value is a secret by its rule's judge (see gitpub/scan/judge.py)."""
+    if rule.judge == "trusted":
+        return not judge.masked(secret)
+    if rule.judge == "pem":
+        return judge.pem_body(secret)
+    if rule.judge == "password":
+        group = rule.password_group
+        value = m.group(group) if 0 < group <= m.re.groups and m.group(group) else secret
+        return judge.password(judge.userinfo_password(value))
+    return not judge.placeholder(judge.userinfo_password(secret))
+
+
 def _hits_for(rule: Rule, ruleset: Ruleset, lines: _Lines, path: str | None) -> list[Hit]:
     if not rule.path_allows(path):
         return []
@@ -124,6 +138,10 @@ def _hits_for(rule: Rule, ruleset: Ruleset, lines: _Lines, path: str | None) -> 
     elif rule.keywords:
         wanted = set().union(*(lines.with_keyword(k) for k in rule.keywords))
         chunks = [w for i in sorted(wanted) for w in _windows(lines.starts[i], lines.lines[i])]
+    elif _on_one_line(rule) and max(map(len, lines.lines)) <= WINDOW:
+        # A rule run on every line that cannot match across one is run once over the whole
+        # text: the same matches, without a regex call per line.
+        chunks = [(0, lines.text)]
     else:
         chunks = [
             w for pair in zip(lines.starts, lines.lines, strict=True) for w in _windows(*pair)
@@ -138,6 +156,8 @@ def _hits_for(rule: Rule, ruleset: Ruleset, lines: _Lines, path: str | None) -> 
             if not secret:
                 continue
             if rule.entropy and entropy(secret) <= rule.entropy:
+                continue
+            if not _judged_secret(rule, m, secret):
                 continue
             line = lines.line_at(offset + start)
             if any(a.allows(secret, match, line) for a in ruleset.allowlists):

@@ -1,5 +1,6 @@
-"""The ruleset: gitleaks' published rules, Nosey Parker's secret rules and gitpub's few
-additions, loaded as data (gitpub/scan/data, one schema: gitleaks').
+"""The ruleset: gitpub's rules for tokens that name themselves, gitleaks' published rules,
+Nosey Parker's secret rules and gitpub's credential forms, loaded as data (gitpub/scan/data,
+one schema: gitleaks'), with how each rule's value is judged (`judge`).
 
 gitleaks writes Go's RE2, which `re2.translate` turns into Python's syntax. A rule is built,
 and its regex compiled, the first time its keywords appear in a text: a process that only
@@ -23,7 +24,7 @@ from gitpub.scan.re2 import translate, without_lazy_prefix
 
 # The files under gitpub/scan/data, in the order their rules are tried. NOTICE.md there says
 # where each comes from, at which version, under which licence.
-RULE_FILES = ("gitleaks.toml", "noseyparker.toml", "gitpub.toml")
+RULE_FILES = ("tokens.toml", "gitleaks.toml", "noseyparker.toml", "gitpub.toml")
 GITLEAKS_VERSION = "v8.30.0-27-gb58d3f10"
 NOSEYPARKER_VERSION = "v0.24.0-31-g2e6e7f36"
 
@@ -92,6 +93,10 @@ class Rule(NamedTuple):
     multiline: bool = False
     generic: bool = False
     all_groups: bool = False  # the secret spans every capture group, not the first one
+    # How the matched value is judged (gitpub/scan/judge.py): "trusted" (only a masked
+    # value is no secret), "placeholder", "password" or "pem".
+    judge: str = "trusted"
+    password_group: int = 0  # for "password": the group holding it (0: the secret)
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -105,10 +110,14 @@ class Ruleset:
     """The rules, specific ones first, built one by one as a text needs them."""
 
     def __init__(
-        self, raw: Sequence[tuple[dict[str, Any], str]], allowlists: tuple[Allowlist, ...]
+        self,
+        raw: Sequence[tuple[dict[str, Any], str]],
+        allowlists: tuple[Allowlist, ...],
+        judges: dict[str, tuple[str, int]] | None = None,
     ) -> None:
         self.raw = tuple(raw)  # (rule table as written, rule file), in the order rules run
         self.allowlists = allowlists
+        self.judges = judges or {}  # rule id -> (judge, password group), gitpub.toml [judge]
         self.name = "gitleaks + noseyparker"
         self.version = f"gitleaks {GITLEAKS_VERSION}, noseyparker {NOSEYPARKER_VERSION}"
         self._built: list[Rule | None] = [None] * len(self.raw)
@@ -126,7 +135,7 @@ class Ruleset:
     def rule(self, index: int) -> Rule:
         built = self._built[index]
         if built is None:
-            built = self._built[index] = _rule(*self.raw[index])
+            built = self._built[index] = _rule(*self.raw[index], self.judges)
         return built
 
     @property
@@ -164,8 +173,31 @@ def _allowlist(raw: dict[str, Any], where: str) -> Allowlist:
     )
 
 
-def _rule(raw: dict[str, Any], source: str) -> Rule:
+# gitleaks ends a token at a backtick, quote, white space or semicolon (or an escaped newline
+# in a string); a token glued to Chinese text (`令牌是sk_live_…，请保管`) or closing an English
+# sentence (`…the key was AKIA….`) then goes unseen. A rule that names a token by its own
+# shape ends it at any character its body cannot hold; a generic rule, whose value may hold
+# dots and slashes, also at any non-ASCII character (full-width punctuation, CJK text).
+_GITLEAKS_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
+_TOKEN_END = r"(?:[^A-Za-z0-9_-]|$)"
+_GENERIC_END = r"""(?:[\x60'"\s;]|[^\x00-\x7f]|\\[nr]|$)"""
+# …and it accepts `=`, `:`, `=>` between a keyword and its value, not their full-width forms.
+_GITLEAKS_BINDER = r"(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
+_WIDE_BINDER = r"(?:=|>|:{1,3}=|\|\||:|=>|\?=|,|：|＝)"
+
+
+def widened_ends(pattern: str, generic: bool) -> str:
+    """A gitleaks pattern whose token may end at full-width punctuation and CJK text."""
+    pattern = pattern.replace(_GITLEAKS_BINDER, _WIDE_BINDER)
+    return pattern.replace(_GITLEAKS_END, _GENERIC_END if generic else _TOKEN_END)
+
+
+def _rule(raw: dict[str, Any], source: str, judges: dict[str, tuple[str, int]]) -> Rule:
     pattern = raw["regex"]
+    generic = "generic" in raw["id"]
+    if source == "gitleaks.toml":
+        pattern = widened_ends(pattern, generic)
+    judge, group = judges.get(raw["id"], ("placeholder" if generic else "trusted", 0))
     where = f"{source}: rule {raw['id']}"
     lists = raw.get("allowlists", [])
     if "allowlist" in raw:
@@ -185,8 +217,10 @@ def _rule(raw: dict[str, Any], source: str) -> Rule:
         path=raw.get("path"),
         allowlists=tuple(_allowlist(a, where) for a in lists),
         multiline=bool(raw.get("multiline")) or any(s in pattern for s in (r"\n", r"[\s\S", "(?s")),
-        generic="generic" in raw["id"],
+        generic=generic,
         all_groups=raw.get("regexSyntax") == "python",
+        judge=judge,
+        password_group=group,
     )
 
 
@@ -250,8 +284,15 @@ def builtin() -> Ruleset:
     """The shipped ruleset, read once per process; each rule is built when first needed."""
     raw: list[tuple[dict[str, Any], str]] = []
     allowlists: list[Allowlist] = []
+    judges: dict[str, tuple[str, int]] = {}
     for name in RULE_FILES:
         data = _load_file(name)
+        table = data.get("judge", {})
+        for kind in ("placeholder", "pem"):
+            judges.update((rule_id, (kind, 0)) for rule_id in table.get(kind, ()))
+        judges.update(
+            (rule_id, ("password", g)) for rule_id, g in table.get("password", {}).items()
+        )
         for a in [data["allowlist"]] if "allowlist" in data else []:
             allowlists.append(_allowlist(a, f"{name}: global allowlist"))
         for a in data.get("allowlists", []):
@@ -261,4 +302,4 @@ def builtin() -> Ruleset:
     # Specific rules first: where a vendor rule and a generic one see the same secret, the
     # finding is named after the vendor.
     raw.sort(key=lambda pair: "generic" in pair[0]["id"])
-    return Ruleset(raw, tuple(allowlists))
+    return Ruleset(raw, tuple(allowlists), judges)

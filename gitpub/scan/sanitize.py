@@ -11,12 +11,19 @@ from typing import Any
 
 from gitpub.scan import REDACTION_MARK, redact
 
-__all__ = ["REDACTION_MARK", "sanitize", "sanitize_obj"]
+__all__ = ["REDACTION_MARK", "sanitize", "sanitize_name", "sanitize_obj"]
 
 
 def sanitize(text: str, allow: Iterable[str] = ()) -> str:
     """Return text with every detected secret replaced by `[REDACTED:<kind>]`."""
     return redact(text, allow=allow)
+
+
+def sanitize_name(name: str, allow: Iterable[str] = ()) -> str:
+    """`sanitize` for a short name or key (an idempotency key, a target, a topic): a value
+    bound to a credential word (`password=…`, `token:…`) is redacted whatever it looks
+    like, where an article's demo values would be let through."""
+    return redact(name, allow=allow, name=True)
 
 
 def sanitize_obj(value: Any, allow: Iterable[str] = ()) -> Any:

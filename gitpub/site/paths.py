@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
+from collections.abc import Iterable
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 from gitpub.core.errors import InputError
@@ -132,6 +134,78 @@ def derive(
     if slug is not None and "{slug" in pattern:
         return Named(path, True, "front-matter slug")
     return Named(path, False, "template" if template else "title")
+
+
+def mdx_named(path: str, text: str, suffixes: Iterable[str]) -> str:
+    """A derived path renamed `.mdx` when the article is written in MDX and the blog takes
+    `.mdx`: under a Markdown name the site would render it as text and the JSX check would not
+    look at it."""
+    from gitpub.site.validate import uses_mdx  # the Markdown parser: only where paths derive
+
+    suffix = PurePosixPath(path).suffix
+    if not suffix or suffix == ".mdx" or ".mdx" not in suffixes or not uses_mdx(text):
+        return path
+    return path[: -len(suffix)] + ".mdx"
+
+
+_STRFTIME = {"Y": r"\d{4}", "m": r"\d{2}", "d": r"\d{2}", "H": r"\d{2}", "M": r"\d{2}"}
+_STRFTIME.update({"S": r"\d{2}", "-m": r"\d{1,2}", "-d": r"\d{1,2}", "y": r"\d{2}"})
+
+
+def dated_alike(template: str | None, article: Article, existing: Iterable[str]) -> str | None:
+    """The one existing path the template gives this article on some date, when the article
+    has no date of its own.
+
+    Jekyll and Docusaurus read a post's date from its file name when the front matter has
+    none: `_posts/2015-03-25-native.md` is dated by its name. Derived again from the template,
+    such a post would take the submit day and become a second copy; its existing path keeps
+    its date. None when the article has a date, the template none, or not exactly one path
+    matches."""
+    if not template or "{date" not in template or article.date is not None:
+        return None
+    parts: list[str] = []
+    at = 0
+    for m in _PLACEHOLDER.finditer(template):
+        parts.append(re.escape(template[at : m.start()]))
+        name, fmt = m.group(1), m.group(2)
+        if name == "date":
+            parts.append(_date_pattern(fmt or "%Y-%m-%d"))
+        else:
+            try:
+                value = _value(name, article)
+            except PathError:
+                return None
+            parts.append(re.escape(value))
+        at = m.end()
+    parts.append(re.escape(template[at:]))
+    # Up to case: `docusaurus-2019-recap` is the post titled "Docusaurus 2019 Recap".
+    pattern = re.compile("".join(parts), re.IGNORECASE)
+    found = [p for p in existing if pattern.fullmatch(p)]
+    return found[0] if len(found) == 1 else None
+
+
+def _date_pattern(fmt: str) -> str:
+    out, i = [], 0
+    while i < len(fmt):
+        if fmt[i] == "%" and i + 1 < len(fmt):
+            key = fmt[i + 1 : i + 3] if fmt[i + 1] == "-" else fmt[i + 1]
+            out.append(_STRFTIME.get(key, r"[^/]+?"))
+            i += 1 + len(key)
+        else:
+            out.append(re.escape(fmt[i]))
+            i += 1
+    return "".join(out)
+
+
+def _value(name: str, article: Article) -> str:
+    """What `{slug}` or `{title}` stands for in this article's path (as `derive` fills it)."""
+    slug = safe_slug(article.slug) if article.slug else None
+    if name == "slug" and slug is not None:
+        return slug
+    title = article.title
+    if not title:
+        raise PathError("no title")
+    return title_segment(title) if name == "title" else slugify(title)
 
 
 def check_template(template: str) -> str | None:

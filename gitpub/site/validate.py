@@ -39,6 +39,30 @@ def check(path: str, text: str) -> Problem | None:
 
 # ------------------------------------------------------------------------------- MDX
 
+_MDX_ONLY = re.compile(
+    r"^(import\s.*\sfrom\s|import\s+['\"]|export\s+(const|let|var|function|default)\b|<[A-Z])"
+)
+
+
+def uses_mdx(text: str) -> bool:
+    """Whether the article is written in MDX: a line outside code that opens an ESM import or
+    export, or a JSX component (`<Note`), which Markdown would print as text."""
+    fm = parse(text)
+    fence: str | None = None
+    for line in text.split("\n")[fm.body_start_line - 1 :]:
+        stripped = line.lstrip(" \t")
+        m = _FENCE.match(stripped)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)
+        elif _MDX_ONLY.match(line):
+            return True
+    return False
+
+
 _ESM = re.compile(r"^(import|export)[\s{*]")
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 _VOID = frozenset(
@@ -67,8 +91,8 @@ def _mdx_source(lines: list[str]) -> list[str]:
             fence = m.group(1)
             i += 1
             continue
-        if line.startswith("<"):
-            _join_tag(out, i)
+        if "<" in line:
+            _join_tags(out, i)
         if _ESM.match(line) and (i == 0 or not out[i - 1].strip()):
             j = i
             while j < len(out) and not (not out[j].strip() and _complete("\n".join(out[i:j]))):
@@ -81,20 +105,48 @@ def _mdx_source(lines: list[str]) -> list[str]:
     return out
 
 
-def _join_tag(lines: list[str], i: int) -> None:
-    """A JSX tag spread over lines, joined onto its first line (the lines it leaves are
-    blank). MDX reads the tag first; CommonMark would read a `>` starting a line of it as a
-    block quote and a blank line in it as a paragraph break."""
-    rest = "\n".join(lines[i : i + 50])
-    parsed = _tag_at(rest, 0)
-    if parsed is None or "\n" not in rest[: parsed[3]]:
-        return
-    end = parsed[3]
-    spanned = rest[:end].count("\n")
-    tail = rest[end:].split("\n", 1)[0]
-    lines[i] = rest[:end].replace("\n", " ") + tail
-    for k in range(i + 1, i + spanned + 1):
-        lines[k] = ""
+def _join_tags(lines: list[str], i: int) -> None:
+    """Each JSX tag that opens on line `i` and runs over lines, joined onto line `i` (the lines
+    it leaves are blank). MDX reads the tag first, wherever on the line it opens
+    (`</blockquote> <script` then `async` then `></script>`); CommonMark would read a `>`
+    starting a line of it as a block quote and a blank line in it as a paragraph break. An
+    attribute expression ends where its braces balance, however many lines that takes."""
+    k = _next_tag_start(lines[i], 0)
+    while k >= 0:
+        end, spanned = _tag_extent(lines, i, k)
+        if spanned:
+            joined = "\n".join(lines[i : i + spanned + 1])
+            lines[i] = joined[:end].replace("\n", " ") + joined[end:].split("\n", 1)[0]
+            for j in range(i + 1, i + spanned + 1):
+                lines[j] = ""
+        k = _next_tag_start(lines[i], max(end, k + 1))
+
+
+def _next_tag_start(line: str, start: int) -> int:
+    """The next `<` at or after `start` outside a code span of the line, or -1."""
+    k = line.find("<", start)
+    while k >= 0 and line.count("`", 0, k) % 2:
+        k = line.find("<", k + 1)
+    return k
+
+
+def _tag_extent(lines: list[str], i: int, k: int) -> tuple[int, int]:
+    """Where the tag opening at column `k` of line `i` ends (an offset into the lines from
+    `i` joined by newlines) and how many lines it runs past line `i`; (k, 0) when it is no
+    tag. The window grows until the tag ends or the text does: a tag is not cut off at any
+    fixed number of lines."""
+    window = 50
+    while True:
+        rest = "\n".join(lines[i : i + window])
+        try:
+            parsed = _tag_at(rest, k, open_end=i + window < len(lines))
+        except _RanOut:
+            window *= 4
+            continue
+        if parsed is None:
+            return k, 0
+        end = parsed[3]
+        return end, rest.count("\n", 0, end)
 
 
 def _complete(code: str) -> bool:
@@ -193,7 +245,18 @@ def _tags(src: str) -> list[tuple[str, bool, bool, int]]:
     return found
 
 
-def _tag_at(src: str, k: int) -> tuple[str, bool, bool, int] | None:
+class _RanOut(Exception):
+    """The text ended inside a tag that might still close further on."""
+
+
+def _tag_at(src: str, k: int, open_end: bool = False) -> tuple[str, bool, bool, int] | None:
+    """The tag opening at `src[k]`, or None when none does there. With `open_end`, `src` is
+    a window of a longer text: running out of it raises _RanOut instead of answering None."""
+
+    def ran_out() -> None:
+        if open_end:
+            raise _RanOut
+
     i = k + 1
     closing = src.startswith("/", i)
     if closing:
@@ -216,10 +279,12 @@ def _tag_at(src: str, k: int) -> tuple[str, bool, bool, int] | None:
         elif ch == "{":
             i = _skip_braces(src, i)
             if i < 0:
+                ran_out()
                 return None
         elif ch in "\"'":
             end = src.find(ch, i + 1)
             if end < 0:
+                ran_out()
                 return None
             i = end + 1
         elif closing:
@@ -229,25 +294,64 @@ def _tag_at(src: str, k: int) -> tuple[str, bool, bool, int] | None:
             if attr is None and ch != "=":
                 return None
             i = attr.end() if attr else i + 1
+    ran_out()
     return None
 
 
 def _skip_braces(src: str, i: int) -> int:
-    depth, quote = 0, ""
-    while i < len(src):
+    """The offset just past the `}` that closes the expression opening at `src[i]`, or -1.
+
+    JavaScript, read as far as brackets need: strings, comments and template literals may
+    hold braces, `<`, `>` and blank lines; a template literal's `${…}` is code again."""
+    stack: list[str] = []  # "{" for code, "`" for the text of a template literal
+    n = len(src)
+    while i < n:
         ch = src[i]
-        if quote:
+        if stack and stack[-1] == "`":
             if ch == "\\":
                 i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'`":
-            quote = ch
+            elif ch == "`":
+                stack.pop()
+            elif src.startswith("${", i):
+                stack.append("{")
+                i += 1
+        elif ch in "\"'":
+            i = _string_end(src, i)
+            if i < 0:
+                return -1
+            continue
+        elif src.startswith("/*", i):
+            end = src.find("*/", i + 2)
+            if end < 0:
+                return -1
+            i = end + 2
+            continue
+        elif src.startswith("//", i):
+            end = src.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif ch == "`":
+            stack.append("`")
         elif ch == "{":
-            depth += 1
+            stack.append("{")
         elif ch == "}":
-            depth -= 1
-            if depth == 0:
+            if not stack:
+                return -1
+            stack.pop()
+            if not stack:
                 return i + 1
+        i += 1
+    return -1
+
+
+def _string_end(src: str, i: int) -> int:
+    """The offset just past the string literal opening at `src[i]`, or -1."""
+    quote, i = src[i], i + 1
+    while i < len(src):
+        if src[i] == "\\":
+            i += 2
+            continue
+        if src[i] == quote:
+            return i + 1
         i += 1
     return -1

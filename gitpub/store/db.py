@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gitpub.core import clock
 from gitpub.core.errors import GitpubError
 from gitpub.core.ids import sha256_hex
 from gitpub.store import unavailable
@@ -113,14 +114,17 @@ _MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """,
     # version 3
     _hash_keys,
+    # version 4: a PUBLISHED job whose content left the published branch (a takedown, a
+    # force-push) is marked withdrawn, never published again by itself.
+    "ALTER TABLE blog_publication ADD COLUMN withdrawn_at TEXT",
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
 def now() -> str:
-    """UTC timestamp text that sorts lexicographically in time order."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """UTC timestamp text that sorts lexicographically in time order (gitpub's clock)."""
+    return at(clock.time())
 
 
 def at(epoch: float) -> str:

@@ -56,10 +56,12 @@ class Job(NamedTuple):
     updated_at: str
     key_display: str
     key_legacy: int
+    withdrawn_at: str | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Job:
-        values = {name: row[name] for name in cls._fields}
+        keys = row.keys()
+        values = {name: row[name] for name in cls._fields if name in keys}
         values["state"] = State(values["state"])
         return cls(**values)
 
@@ -83,6 +85,7 @@ class Job(NamedTuple):
             "next_retry_at": self.next_retry_at,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            "withdrawn": self.withdrawn_at is not None,
         }
 
 

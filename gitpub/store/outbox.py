@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from gitpub.core import clock
 from gitpub.scan.sanitize import sanitize
 from gitpub.store.db import Store, at, now
 
@@ -130,5 +130,5 @@ def defer_external(store: Store, event_id: str, delay: float) -> None:
         conn.execute(
             "UPDATE blog_publication_outbox SET attempt = attempt + 1, next_attempt_at = ?"
             " WHERE event_id = ? AND kind = 'external_sync' AND status = 'pending'",
-            (at(time.time() + delay), event_id),
+            (at(clock.time() + delay), event_id),
         )

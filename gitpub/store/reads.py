@@ -103,6 +103,14 @@ def sealed_before(
         yield row[0], row[1], row[2]
 
 
+def published_not_withdrawn(store: Store) -> list[Job]:
+    rows = store.conn.execute(
+        "SELECT * FROM blog_publication WHERE state = 'PUBLISHED' AND withdrawn_at IS NULL"
+        " AND remote_commit IS NOT NULL ORDER BY created_at, job_id"
+    )
+    return [Job.from_row(r) for r in rows]
+
+
 def states_and_times(store: Store) -> dict[str, tuple[State, str]]:
     """Every job's state and last change."""
     rows = store.conn.execute("SELECT job_id, state, updated_at FROM blog_publication")

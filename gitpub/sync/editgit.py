@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.core import crash
 from gitpub.core.errors import GitCommandError
 from gitpub.core.ids import Oid
+from gitpub.deliver import guard
 from gitpub.git import trailers, worktrees
 from gitpub.git.process import git_out, run_git
 from gitpub.git.repo import merge_base, operation_in_progress, unmerged_paths
@@ -188,7 +190,7 @@ def find_sync_commit(ctx: Context, tip: str, event_id: str, since: str | None) -
 
 @dataclass
 class Pushed:
-    kind: str  # pushed | conflict | retry
+    kind: Literal["pushed", "conflict", "retry"]
     commit: Oid | None = None
     reason: str = ""
     paths: list[str] = field(default_factory=list)
@@ -213,7 +215,18 @@ def push_branch(ctx: Context, local: Oid) -> Pushed:
             # Everything the branch holds is on the remote already (say, pushed by a run
             # that died before recording it): the rebase left nothing to push.
             return Pushed("pushed", commit=head)
-        result = repo.push(pub.remote, head, pub.branch)
+        # The replay must change on the remote exactly what the person's commits changed
+        # (plus rebuilt font outputs): never a deletion or a file they did not touch.
+        own = guard.own_changes(
+            repo, merge_base(repo, local, tip), local, frozenset(ctx.config.font_outputs)
+        )
+        checked = guard.Checked()
+        beyond = checked.check_range(repo, tip, head, own)
+        if beyond:
+            return Pushed(
+                "conflict", reason="write set violated: " + "; ".join(beyond), paths=beyond
+            )
+        result = guard.push(repo, checked, pub.remote, tip, head, pub.branch)
         if result.ok:
             crash.point("during_external_sync_push")
             return Pushed("pushed", commit=head)

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitpub.context import Context
+from gitpub.core import clock
 from gitpub.core.errors import GitCommandError, GitpubError
 from gitpub.core.ids import Oid
+from gitpub.deliver import withdrawn
 from gitpub.deliver.relay import backoff
+from gitpub.git.process import git_out
 from gitpub.store import outbox
 from gitpub.store.db import now
 from gitpub.store.outbox import ExternalEvent
@@ -90,6 +92,9 @@ def _commits_payload(ctx: Context) -> dict[str, Any] | None:
     tip = ctx.repo.resolve(ctx.tracking_ref)
     if local is None or tip is None or not gx.unpushed_content(ctx, local, tip):
         return None
+    unpushed = set(git_out(["rev-list", local, "--not", tip], ctx.repo.root).split())
+    if unpushed <= set(withdrawn.once_on_remote(ctx, local, tip)):
+        return None  # nothing new: what the remote once held and let go (a takedown)
     return {"type": "commits", "branch": ctx.config.publish.branch, "head": local}
 
 
@@ -106,7 +111,7 @@ def _scan_due(state_dir: Path) -> bool:
         last = (state_dir / SCAN_STAMP).stat().st_mtime
     except FileNotFoundError:
         return True
-    return time.time() - last >= SCAN_PERIOD
+    return clock.time() - last >= SCAN_PERIOD
 
 
 # ------------------------------------------------------------------ delivery
@@ -184,6 +189,14 @@ def _deliver_locked(ctx: Context, report: Report) -> tuple[Oid, Oid] | None:
     if not waiting:
         return None
     assert local is not None  # an event waits only on commits of the local branch
+    taken = withdrawn.once_on_remote(ctx, local, tip)
+    if taken:
+        # A person's commits on top of a takedown would push the taken-down commits again:
+        # a person decides (rebase them off it, or reset the branch to the remote's).
+        for event in waiting:
+            outbox.settle_external(ctx.store, event.event_id, outbox.CONFLICT)
+        report.conflicts.extend(f"{o[:12]} (taken off the remote branch)" for o in taken)
+        return None
     try:
         pushed = gx.push_branch(ctx, local)
     except GitpubError as exc:  # a failed git command, a font that cannot be built

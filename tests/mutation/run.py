@@ -32,6 +32,7 @@ RECOVERY = "tests/test_recovery.py::"
 SAFETY = "tests/test_remote_safety.py::"
 PUBLISH = "tests/test_publish.py::"
 SECRETS = "tests/test_secrets.py::"
+PLACEMENT = "tests/test_scan_placement.py::"
 STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
 
 
@@ -45,6 +46,28 @@ class Mutant:
 
 
 MUTANTS = (
+    Mutant(
+        "the MCP worker outlives its server",
+        "gitpub/mcpserver/worker.py",
+        "    threading.Thread(target=_watch_parent, "
+        'name="gitpub-parent-watch", daemon=True).start()\n',
+        "",
+        ("tests/test_mcp_worker.py::test_the_worker_stops_when_the_server_is_killed",),
+    ),
+    Mutant(
+        "a takedown pushed back as a hand edit",
+        "gitpub/deliver/withdrawn.py",
+        "    return sorted(Oid(o) for o in mine & were)\n",
+        "    return []\n",
+        ("tests/test_takedown.py::test_a_takedown_is_never_pushed_back",),
+    ),
+    Mutant(
+        "the door lets a token in a name through",
+        "gitpub/intake/checks.py",
+        "    found = scan(value, allow=allow)\n",
+        "    found = []\n",
+        ("tests/test_secrets.py::test_a_name_holding_a_token_is_refused_at_the_door",),
+    ),
     Mutant(
         "SKIPPED on a stale fetch",
         "gitpub/prepare/__init__.py",
@@ -109,6 +132,36 @@ MUTANTS = (
         "    return redact(text, allow=allow)",
         "    return text",
         (SECRETS + "test_a_request_uuid_as_key_stays_readable_while_a_token_is_redacted",),
+    ),
+    Mutant(
+        "a token ends only where gitleaks ends it (not at full-width punctuation)",
+        "gitpub/scan/rules.py",
+        "    return pattern.replace(_GITLEAKS_END, _GENERIC_END if generic else _TOKEN_END)",
+        "    return pattern",
+        (
+            PLACEMENT + "test_a_token_glued_to_full_width_punctuation_is_found_as_with_a_space",
+            PLACEMENT + "test_at_least_90_percent_of_self_identifying_tokens_are_found_in_prose",
+        ),
+    ),
+    Mutant(
+        "a keyword rule's value is never judged (demo passwords are findings)",
+        "gitpub/scan/detect.py",
+        "            if not _judged_secret(rule, m, secret):\n                continue\n",
+        "",
+        (
+            PLACEMENT + "test_demo_values_real_tutorials_show_are_no_findings",
+            PLACEMENT + "test_at_most_1_in_100_real_posts_with_code_is_flagged",
+        ),
+    ),
+    Mutant(
+        "a key is sanitized as an article (password=aaaaaaaa1 kept)",
+        "gitpub/scan/sanitize.py",
+        "    return redact(name, allow=allow, name=True)",
+        "    return redact(name, allow=allow)",
+        (
+            PLACEMENT
+            + "test_a_name_or_key_redacts_any_credential_it_binds_an_article_only_a_real_one",
+        ),
     ),
     Mutant(
         "submit's refusal of secrets skipped",
@@ -388,6 +441,48 @@ MUTANTS = (
         'base = ""',
         ("tests/test_userdirs.py::test_the_folders_are_platformdirs_ones",),
     ),
+    Mutant(
+        "the MDX check cuts a tag off after 50 lines",
+        "gitpub/site/validate.py",
+        "            window *= 4\n",
+        "            return k, 0\n",
+        (
+            "tests/test_corpus.py::test_real_mdx_pages_pass_the_builtin_check["
+            "vercel-ai/content/docs/07-reference/01-ai-sdk-core/22-dynamic-tool.mdx]",
+        ),
+    ),
+    Mutant(
+        "prepare reads the source as text (CRLF becomes LF)",
+        "gitpub/prepare/__init__.py",
+        '    return path.read_bytes().decode("utf-8")',
+        '    return path.read_text("utf-8")',
+        (
+            "tests/test_site_bytes.py::test_a_real_crlf_post_is_published_byte_for_byte_and_"
+            "skipped_when_sent_again",
+        ),
+    ),
+    Mutant(
+        "a near-duplicate is skipped",
+        "gitpub/prepare/target.py",
+        '        if steps.similar == "skip" and not target.explicit:',
+        "        if True:",
+        (
+            "tests/test_similar_posts.py::test_a_near_duplicate_waits_for_a_person_naming_the_"
+            "other_post[derived path]",
+            "tests/test_similar_posts.py::test_a_near_duplicate_waits_for_a_person_naming_the_"
+            "other_post[--target]",
+        ),
+    ),
+    Mutant(
+        "delivery skips a near-duplicate that reached the remote meanwhile",
+        "gitpub/prepare/builtins.py",
+        '        if score >= skip_at and similar == "skip":',
+        "        if score >= skip_at:",
+        (
+            "tests/test_similar_posts.py::test_a_near_duplicate_reaching_the_remote_meanwhile_"
+            "is_not_skipped_at_delivery",
+        ),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).
@@ -443,7 +538,7 @@ def check_copy_is_imported(copy: Path) -> None:
 def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, str]:
     """pytest on ROOT's tests against the package in `copy`; stops at the first failure.
     Runs from inside the copy, so `python -m pytest` puts the copy first on sys.path."""
-    # One process: with xdist, -x ends in "interrupted" (exit 2) even when a test killed it.
+    # One process: the guarding tests are few, and xdist ends a run stopped by -x with exit 2.
     argv = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-rfE"]
     argv += ["--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
     argv += [str(ROOT / t) for t in tests]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub import config, intake, scan
+from gitpub import config, intake
 from gitpub.cli.commands.output import say
 from gitpub.cli.commands.submit import read_assets, read_source
 from gitpub.core.states import State
@@ -23,14 +23,16 @@ def main(path: Path, *, source: str, target: str | None, assets: tuple[str, ...]
     # must leave both exactly as they are (even absent).
     repo = Repo.discover(path)
     cfg = config.load(repo.root)
-    text = read_source(cfg, source)  # validated exactly as submit validates it
-    if target is not None:
-        target = intake.check_target(cfg, repo.root, target)
-    # …and refused as submit refuses it: a secret nobody allowed is a submit's first answer.
-    scan.refuse(text, "<stdin>" if source == "-" else source, allow=cfg.scan.allow)
-    files = read_assets(assets, allow=cfg.scan.allow)
+    text = read_source(cfg, source)
+    # Checked and refused exactly as submit's door does: a secret nobody allowed, a path that
+    # is not portable, an asset that leaves its folder are a submit's first answer.
+    name = "<stdin>" if source == "-" else source
+    files, labels = read_assets(assets)
+    req = intake.check(
+        cfg, repo.root, intake.Request("dry-run", text, target, None, (), files, name, labels)
+    )
     with dryrun.scratch_context(repo, cfg) as ctx:
-        report(dryrun.preview(ctx, text, target, files))
+        report(dryrun.preview(ctx, req.text, req.target, dict(req.assets)))
 
 
 def report(p: dryrun.Preview) -> None:

@@ -74,7 +74,10 @@ def main(path: Path, *, force: bool) -> None:
     if site.generator:
         say(f"found {site.generator}: " + "; ".join(site.reasons))
     else:
-        say("not a recognised blog (Hugo, Jekyll, Hexo, Astro, Docusaurus): wrote a generic config")
+        say(
+            "not a recognised blog (Zola, Hugo, Jekyll, Hexo, Astro, Docusaurus): "
+            "wrote a generic config"
+        )
     say(f"articles: {site.content} ({', '.join(site.suffixes)})")
     say(f"path: {site.path or site.content + '/{slug}' + site.suffixes[0]}")
     if site.font:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -16,9 +17,18 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(sanitize_obj(plain), ensure_ascii=False, sort_keys=True) + "\n")
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+"""Control characters but newline and tab: a name holding an escape sequence must not move
+the cursor, recolour or clear a person's terminal, or forge a status line."""
+
+
+def printable(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def say(line: str = "") -> None:
-    sys.stdout.write(sanitize(line) + "\n")
+    sys.stdout.write(printable(sanitize(line)) + "\n")
 
 
 def warn(line: str) -> None:
-    sys.stderr.write(sanitize(line) + "\n")
+    sys.stderr.write(printable(sanitize(line)) + "\n")

@@ -69,6 +69,8 @@ def _hand_edits(ctx: Context) -> None:
 def _row(ctx: Context, job: Job, width: int) -> str:
     line = f"  {job.job_id[:8]}  {job.state.value:<18} {_age(job.created_at):>4}  "
     line += job.target_path or "-"
+    if job.withdrawn_at is not None:
+        line += "  withdrawn: taken off the remote branch; `git blogpub retry` publishes it again"
     if job.state in NEEDS_PERSON or job.state is State.RETRY_WAIT:
         code = f"{job.failure_code}: " if job.failure_code else ""
         why = code + joblist.reason(ctx.store, job.job_id)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gitpub import config, intake, scan
+from gitpub import config, intake
 from gitpub.cli.commands.output import emit_json, say
 from gitpub.config import Config
-from gitpub.context import Context, open_context
-from gitpub.core import crash
+from gitpub.context import open_context
 from gitpub.core.errors import InputError
 from gitpub.git.repo import Repo
-from gitpub.intake import topics
+from gitpub.intake import checks, topics
 from gitpub.store.jobs import Job
 
 
@@ -23,31 +22,13 @@ def read_source(cfg: Config, source: str) -> str:
         data = sys.stdin.buffer.read(limit + 1)
         name = "<stdin>"
     else:
-        name = source
+        name = checks.text_argument(source, "--source")
         data = _read(Path(source), source, "source file", limit + 1)
     if len(data) > limit:
         raise InputError(
             f"{name}: source is over the limit of {limit} bytes (publish.max_source_bytes)"
         )
-    return intake.decode_source(data, name, limit)
-
-
-def submit(
-    ctx: Context,
-    *,
-    key: str,
-    text: str,
-    target: str | None,
-    topic: str | None,
-    allow: tuple[str, ...] = (),
-    assets: dict[str, bytes] | None = None,
-) -> tuple[Job, bool]:
-    job, created = intake.submit(
-        ctx, key=key, text=text, target=target, topic=topic, allow=allow, assets=assets
-    )
-    if created:
-        crash.point("after_received")
-    return job, created
+    return checks.decode_source(data, name, limit)
 
 
 def _report(job: Job, created: bool, as_json: bool) -> None:
@@ -69,28 +50,31 @@ def main(
     allow: tuple[str, ...] = (),
     assets: tuple[str, ...] = (),
 ) -> None:
-    allow = intake.check_allow(allow)
-    text, files = _checked_source(path, source, target, allow, assets)
-    with open_context(path) as ctx:
-        job, created = submit(
-            ctx, key=key, text=text, target=target, topic=topic, allow=allow, assets=files
-        )
-        _report(job, created, as_json)
+    cfg = config.load(Repo.discover(path).root)
+    text = read_source(cfg, source)
+    files, labels = read_assets(assets)
+    source = "<stdin>" if source == "-" else source
+    request = intake.Request(key, text, target, topic, allow, files, source, labels)
+    job, created = intake.accept(path, request)
+    _report(job, created, as_json)
 
 
-def read_assets(names: tuple[str, ...], *, allow: frozenset[str]) -> dict[str, bytes]:
-    """Each `--asset` file by its file name, read before anything is recorded, and refused
-    like the source when it is text holding a secret nobody allowed: it is published in the
-    same commit, and kept in the job folder as submitted."""
+def read_assets(args: tuple[str, ...]) -> tuple[dict[str, bytes], dict[str, str]]:
+    """Each `--asset FILE[=REL]` read before anything is recorded: FILE's bytes, to go at REL
+    beside the article (by default FILE's own name), and FILE as errors name it; the door
+    checks REL and scans the text."""
     out: dict[str, bytes] = {}
-    for name in names:
-        path = Path(name)
-        intake.check_asset_name(path.name)
-        if path.name in out:
-            raise InputError(f"--asset {name}: another asset is also named {path.name}")
-        out[path.name] = _read(path, f"--asset {name}", "file")
-        scan.refuse_file(out[path.name], f"--asset {name}", allow=allow)
-    return out
+    labels: dict[str, str] = {}
+    for arg in args:
+        checks.text_argument(arg, "--asset")
+        file, sep, rel = arg.rpartition("=")
+        if not sep or not file:
+            file, rel = arg, Path(arg).name
+        if rel in out:
+            raise InputError(f"--asset {arg}: another asset also goes to {rel}")
+        out[rel] = _read(Path(file), f"--asset {file}", "file")
+        labels[rel] = f"--asset {file}"
+    return out, labels
 
 
 def _read(path: Path, label: str, noun: str, size: int = -1) -> bytes:
@@ -109,32 +93,16 @@ def _read(path: Path, label: str, noun: str, size: int = -1) -> bytes:
 def topic_close(
     path: Path, *, session: str, source: str, as_json: bool, allow: tuple[str, ...] = ()
 ) -> None:
-    allow = intake.check_allow(allow)
-    text, _ = _checked_source(path, source, None, allow)
-    with open_context(path) as ctx:
-        job, created = topics.topic_close(ctx, session, text, allow=allow)
-        _report(job, created, as_json)
-
-
-def _checked_source(
-    path: Path,
-    source: str,
-    target: str | None,
-    allow: tuple[str, ...] = (),
-    assets: tuple[str, ...] = (),
-) -> tuple[str, dict[str, bytes]]:
-    """Reject bad input before the store is opened: a refused submit leaves no trace, not
-    even an empty job database. A source or a text asset holding a secret nobody allowed is
-    bad input: the built-in ruleset decides, whatever the blog's `scan` step is."""
     repo = Repo.discover(path)
     cfg = config.load(repo.root)
     text = read_source(cfg, source)
-    if target is not None:
-        intake.check_target(cfg, repo.root, target)
     name = "<stdin>" if source == "-" else source
-    allowed = cfg.scan.allow | frozenset(allow)
-    scan.refuse(text, name, allow=allowed)
-    return text, read_assets(assets, allow=allowed)
+    request = intake.check(
+        cfg, repo.root, intake.Request("topic", text, None, session, allow, source=name)
+    )
+    with open_context(path) as ctx:
+        job, created = topics.topic_close(ctx, session, text, allow=request.allow)
+        _report(job, created, as_json)
 
 
 def topic_reopen(path: Path, *, session: str) -> None:

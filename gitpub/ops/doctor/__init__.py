@@ -24,7 +24,13 @@ from gitpub.ops.doctor.repository import (
     check_ruleset,
     check_state_dir,
 )
-from gitpub.ops.doctor.state import check_leases, check_leftovers, check_locks, database
+from gitpub.ops.doctor.state import (
+    check_leases,
+    check_leftovers,
+    check_locks,
+    check_withdrawn,
+    database,
+)
 from gitpub.ops.doctor.validation import check_validation
 from gitpub.ops.doctor.wedges import check_refs, check_stuck_jobs, check_worktrees
 from gitpub.store import reads
@@ -57,6 +63,7 @@ def diagnose(path: Path) -> Report:
             known = reads.all_rows(db)
             check_locks(report, repo, known)
             check_leases(report, known)
+            check_withdrawn(report, known)
             check_stuck_jobs(report, db, cfg or Config(root=repo.root), known)
         elif (repo.state_dir / "state.sqlite3").exists() or _database_problem(report):
             if cfg is not None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import contextlib
 import socket
 import sqlite3
-import time
 from collections.abc import Iterator
 
 from gitpub.config import Config
+from gitpub.core import clock
 from gitpub.core.states import State
 from gitpub.git import trailers
 from gitpub.git.locks import ORDER, Locks
@@ -184,6 +184,20 @@ _DRIVEN = frozenset(worker.ACTIVE) | {State.RETRY_WAIT, State.FAILED}
 """States a worker still moves a job out of: a stale lease there holds the job up."""
 
 
+def check_withdrawn(report: Report, known: dict[str, sqlite3.Row]) -> None:
+    """Publications taken off the remote branch since (a takedown): never pushed back."""
+    # sqlite3.Row: `in` looks at values, keys() at columns (an old schema has no such column).
+    gone = [i for i, r in known.items() if "withdrawn_at" in r.keys() and r["withdrawn_at"]]  # noqa: SIM118
+    if gone:
+        report.add(
+            "withdrawn",
+            WARNING,
+            f"{len(gone)} published job(s) were taken off the remote branch since "
+            f"({', '.join(i[:8] for i in gone[:5])}); gitpub will not push them back",
+            "nothing to do for a takedown; `git blogpub retry JOB` publishes one again",
+        )
+
+
 def check_leases(report: Report, known: dict[str, sqlite3.Row]) -> None:
     stamp, bad = now(), 0
     take_over = "git blogpub run --until-idle (or git blogpub reconcile) takes the job over"
@@ -200,7 +214,7 @@ def check_leases(report: Report, known: dict[str, sqlite3.Row]) -> None:
                 take_over,
             )
         elif expires and expires < stamp:
-            ago = time.time() - parse_time(expires)
+            ago = clock.time() - parse_time(expires)
             host, _, pid = (owner or "").rpartition(":")
             look = (
                 f"ps -o pid,etime,args -p {pid}"
@@ -224,7 +238,7 @@ def check_leftovers(report: Report, repo: Repo, cfg: Config, known: dict[str, sq
     """Orphan job worktrees and branches, finished jobs' leftovers, job refs without a job."""
     inv = cleanup.inventory(repo, repo.state_dir)
     infos = {i: cleanup.JobInfo(State(r["state"]), r["updated_at"]) for i, r in known.items()}
-    p = cleanup.plan(repo, repo.state_dir, inv, infos, cfg.gc.keep_days, time.time())
+    p = cleanup.plan(repo, repo.state_dir, inv, infos, cfg.gc.keep_days, clock.time())
     orphans = sorted(i for i, why in p.worktrees.items() if i not in known)
     finished = sorted(i for i in p.worktrees if i in known)
     if orphans:

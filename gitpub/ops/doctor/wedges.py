@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 
 from gitpub.config import Config
+from gitpub.core import clock
 from gitpub.core.states import TERMINAL, State
 from gitpub.git import repair, worktrees
 from gitpub.git.repo import Repo
@@ -73,7 +73,7 @@ def check_stuck_jobs(
         state = State(row["state"])
         if state in TERMINAL or state is State.RETRY_WAIT:
             continue
-        if time.time() - parse_time(row["updated_at"]) < lease:
+        if clock.time() - parse_time(row["updated_at"]) < lease:
             continue
         errors, last = _errors_since_reset(db, job_id)
         if errors < 2:

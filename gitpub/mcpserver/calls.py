@@ -1,0 +1,160 @@
+"""What each tool does, as plain functions of the repository and the call's arguments.
+
+No MCP here: each function takes arguments already checked against the tool's input schema
+and returns the JSON object the tool answers with, or raises GitpubError with the line the
+CLI would print. The work goes through the doors the CLI and the Python API use: `submit`
+is `intake.accept`, as `Publisher.submit` is (scan, idempotency by key); `status`/`show`
+read with the functions behind `status --json`/`show --json`; `dry_run` is the dry run's
+own preview."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from pathlib import Path
+from typing import Any
+
+from gitpub import config, intake
+from gitpub.context import open_context
+from gitpub.core.errors import InputError
+from gitpub.core.states import State
+from gitpub.git.repo import Repo
+from gitpub.mcpserver.tools import FINAL
+from gitpub.scan.sanitize import sanitize_obj
+from gitpub.store import jobs, lost
+from gitpub.store import listing as joblist
+
+MEANING = {
+    "READY_TO_COMMIT": "a submit would commit and publish this",
+    "REVIEW": "a submit would stop in REVIEW",
+    "SKIPPED": "a submit would be SKIPPED",
+}
+
+
+def plain(obj: dict[str, Any]) -> dict[str, Any]:
+    """What reaches the agent, as `--json` output does: JSON values only, every string
+    (keys included) through the sanitizer."""
+    out: dict[str, Any] = sanitize_obj(json.loads(json.dumps(obj, default=str)))
+    return out
+
+
+def assets(given: list[dict[str, str]] | None) -> dict[str, bytes] | None:
+    """The assets of a call by name: `content_base64` decoded, `text` as UTF-8 bytes."""
+    if not given:
+        return None
+    out: dict[str, bytes] = {}
+    for item in given:
+        name = item["path"]
+        if name in out:
+            raise InputError(f"asset {name!r}: given twice")
+        if "text" in item:
+            try:
+                out[name] = item["text"].encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate, which JSON can carry
+                raise InputError(f"asset {name!r}: text is not valid Unicode") from None
+            continue
+        try:
+            out[name] = base64.b64decode(item["content_base64"], validate=True)
+        except (binascii.Error, ValueError):
+            raise InputError(f"asset {name!r}: content_base64 is not base64") from None
+    return out
+
+
+def request(args: dict[str, Any], key: str | None) -> intake.Request:
+    """The call as the door takes it. Refusals name the text and assets as the Python API
+    names them (by the key), or plainly for a dry run, which has no key."""
+    files = assets(args.get("assets")) or {}
+    tail = f" for key {key!r}" if key is not None else ""
+    return intake.Request(
+        key if key is not None else "dry-run",
+        args["text"],
+        args.get("target"),
+        None,
+        tuple(args.get("allow", ())),
+        files,
+        f"source{tail}",
+        {rel: f"asset {rel!r}{tail}" for rel in files},
+    )
+
+
+def submit(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    """`git blogpub submit --json`, through the door the Python API uses."""
+    job, created = intake.accept(root, request(args, args["key"]))
+    return plain({"job_id": job.job_id, "created": created, "state": job.state.value})
+
+
+def _no_store_yet(root: Path) -> bool:
+    """Reading must not create (as `status` and `show`): on a clone gitpub never ran in
+    there is simply no job, while a database missing beside job folders was lost."""
+    state = Repo.discover(root).state_dir
+    lost.check_absent(state)
+    return not (state / "state.sqlite3").exists()
+
+
+def status(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    """`git blogpub status --json [--state S] [--limit N]`."""
+    if _no_store_yet(root):
+        return {"jobs": [], "finished": {}, "unlisted": 0}
+    state = State(args["state"]) if "state" in args else None
+    with open_context(root, need_remote=False) as ctx:
+        listing = joblist.select(ctx.store, state=state, limit=args.get("limit"))
+        return plain(
+            {
+                "jobs": [j.public() for j in listing.jobs],
+                "finished": listing.finished,
+                "unlisted": listing.unlisted,
+            }
+        )
+
+
+def show(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    """`git blogpub show JOB --json`, or `show --key KEY --json`."""
+    key, job_id = args.get("key"), args.get("job_id")
+    if (key is None) == (job_id is None):
+        raise InputError("give either job_id or key")
+    if _no_store_yet(root):
+        raise InputError(f"--key {key}: no such job" if key else f"job {job_id}: no such job")
+    with open_context(root, need_remote=False) as ctx:
+        if key is not None:
+            found = intake.by_key(ctx.store, key)
+            if found is None:
+                raise InputError(f"--key {key}: no job was submitted with this key")
+        else:
+            found = jobs.require(ctx.store, str(job_id))
+        return plain({"job": found.public(), "events": jobs.events(ctx.store, found.job_id)})
+
+
+def job(root: Path, job_id: str) -> tuple[dict[str, Any], bool]:
+    """One job as `show` reports it, and whether it is in a final state."""
+    if _no_store_yet(root):
+        raise InputError(f"job {job_id}: no such job")
+    with open_context(root, need_remote=False) as ctx:
+        found = jobs.require(ctx.store, job_id)
+        return plain(found.public()), found.state.value in FINAL
+
+
+def dry_run(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    """`git blogpub dry-run`: validated and refused as a submit would be, then prepared in
+    throwaway state; the blog's store, job folders, refs and checkout stay as they are."""
+    from gitpub.ops import dryrun  # the prepare pipeline: only this tool needs it
+
+    repo = Repo.discover(root)
+    cfg = config.load(repo.root)
+    req = intake.check(cfg, repo.root, request(args, None))
+    with dryrun.scratch_context(repo, cfg) as ctx:
+        p = dryrun.preview(ctx, req.text, req.target, dict(req.assets))
+    return plain(
+        {
+            "outcome": p.outcome.value,
+            "meaning": MEANING.get(p.outcome.value, p.outcome.value),
+            "reason": p.reason,
+            "base_commit": p.base_commit,
+            "target": p.target,
+            "decision": p.decision,
+            "manifest_sha256": p.manifest_sha256,
+            "files": [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in p.entries],
+            "assets": [{"name": a.name, "path": a.path, "there": a.there} for a in p.assets],
+            "diff": p.diff,
+        }
+    )

@@ -1,0 +1,209 @@
+"""The MCP server over stdio, built on the official SDK's low-level `Server`.
+
+The low-level server rather than the decorator one: the tools' schemas are written out in
+`tools.py` (exactly the fields, which are required, `show`'s one-of-two) instead of being
+derived from Python signatures, and every answer is built here, both as text and as
+structured content. Each call runs in a worker thread, so a slow call (a dry run's font
+gate, a `wait`) never holds up the calls of the same agent or of the others."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import time
+import traceback
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from gitpub.core.errors import GitpubError
+from gitpub.mcpserver import calls, tools
+from gitpub.scan.sanitize import sanitize
+
+INSTRUCTIONS = (
+    "gitpub publishes articles into this git-backed blog durably: `submit` records a job "
+    "(safe to retry with the same key), a worker commits and pushes it, and `wait` tells you "
+    "when it is live (PUBLISHED, with its target path and remote commit) or why it stopped. "
+    "Use `dry_run` to preview, `status` and `show` to look around. Never pass `allow` "
+    "unless your user confirmed the finding is not a secret."
+)
+
+POLL = 0.25
+"""Seconds between two looks at a job in `wait`: one indexed read of the store each."""
+
+_VALIDATORS = {name: Draft202012Validator(schema) for name, schema in tools.INPUT.items()}
+
+
+def refusal(exc: BaseException) -> str:
+    """The one line the CLI would print for this failure (without its `git blogpub: `)."""
+    if isinstance(exc, GitpubError):
+        return sanitize(exc.message)
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        return sanitize(f"{exc.strerror or exc}{where}")
+    if isinstance(exc, sqlite3.Error):
+        return sanitize(f"job database: {exc} (`git blogpub doctor` says how to recover it)")
+    return sanitize(
+        f"internal error: {type(exc).__name__}: {exc} (the traceback is in the server's log)"
+    )
+
+
+def _error(line: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=line)], is_error=True)
+
+
+def _answer(summary: str, data: dict[str, Any]) -> types.CallToolResult:
+    """A line for people, the object as JSON text (for clients that read only text, as the
+    protocol asks), and the same object as structured content."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text=sanitize(summary)),
+            types.TextContent(type="text", text=text),
+        ],
+        structured_content=data,
+    )
+
+
+def _summary(name: str, data: dict[str, Any]) -> str:
+    if name == "submit":
+        how = "created" if data["created"] else "existing job for this key"
+        return f"{data['job_id']} {data['state']} ({how})"
+    if name == "status":
+        return f"{len(data['jobs'])} job(s) listed, {data['unlisted']} finished not listed"
+    if name == "show":
+        job = data["job"]
+        return f"{job['job_id']} {job['state']}, {len(data['events'])} event(s)"
+    if name == "dry_run":
+        why = f": {data['reason']}" if data.get("reason") else ""
+        return f"{data['outcome']} ({data['meaning']}){why}; target {data['target'] or '-'}"
+    job, final = data["job"], data["final"]
+    if job["state"] == "PUBLISHED":
+        return f"{job['job_id']} PUBLISHED: {job['target_path']} at {job['remote_commit']}"
+    if job["state"] == "SKIPPED":
+        return f"{job['job_id']} SKIPPED: nothing to publish (`show` says why)"
+    if final:
+        code = f" ({job['failure_code']})" if job.get("failure_code") else ""
+        return f"{job['job_id']} {job['state']}{code}: a person must act (`show` says why)"
+    return f"{job['job_id']} still {job['state']} after {data['waited_s']:g}s; wait again"
+
+
+class Door:
+    """The tools of one server process on one repository."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=name,
+                    description=tools.DESCRIPTION[name],
+                    input_schema=tools.INPUT[name],
+                    output_schema=tools.OUTPUT[name],
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=name != "submit",
+                        destructive_hint=False,
+                        idempotent_hint=True,
+                        open_world_hint=False,
+                    ),
+                )
+                for name in tools.NAMES
+            ]
+        )
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        name, args = params.name, dict(params.arguments or {})
+        if name not in _VALIDATORS:
+            # Not the tool's failure but the call's: a protocol error, as the spec asks.
+            known = ", ".join(tools.NAMES)
+            raise MCPError(types.INVALID_PARAMS, sanitize(f"no tool {name!r} (tools: {known})"))
+        wrong = best_match(_VALIDATORS[name].iter_errors(args))
+        if wrong is not None:
+            where = "/".join(str(p) for p in wrong.absolute_path) or "arguments"
+            # A rule of the whole object (show's one of two) is said in the schema's words.
+            said = wrong.schema.get("description") if not wrong.absolute_path else None
+            why = said if isinstance(said, str) and said else wrong.message
+            return _error(sanitize(f"{name}: {where}: {why}"))
+        try:
+            if name == "wait":
+                data = await self.wait(ctx, args["job_id"], float(args["timeout_s"]))
+            else:
+                call = getattr(calls, name)
+                data = await anyio.to_thread.run_sync(partial(call, self.root, args))
+        except Exception as exc:  # every failure is the agent's to read, as one line
+            if os.environ.get("GITPUB_DEBUG"):
+                raise
+            line = refusal(exc)
+            if not isinstance(exc, (GitpubError, OSError, sqlite3.Error)):
+                # A bug: its traceback, sanitized, to stderr, which the host keeps as the
+                # server's log; the agent gets the one line and the server serves on.
+                trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+                sys.stderr.write(f"git blogpub: mcp {name}: {line}\n{sanitize(trace)}")
+            return _error(line)
+        return _answer(_summary(name, data), data)
+
+    async def wait(
+        self, ctx: ServerRequestContext[Any], job_id: str, timeout_s: float
+    ) -> dict[str, Any]:
+        """Look at the job until it is final or the time is up; the loop sleeps between
+        looks, so a long wait costs nothing while other calls go on. A client that asked for
+        progress hears each state the job passes through (seconds waited out of timeout_s)."""
+        start, said = time.monotonic(), None
+        while True:
+            job, final = await anyio.to_thread.run_sync(calls.job, self.root, job_id)
+            waited = time.monotonic() - start
+            if job["state"] != said:  # a no-op unless the client asked for progress
+                said = job["state"]
+                message = f"{job['job_id']} {said}"
+                await ctx.session.report_progress(round(waited, 3), timeout_s, message)
+            if final or waited >= timeout_s:
+                return {"job": job, "final": final, "waited_s": round(waited, 3)}
+            await anyio.sleep(min(POLL, timeout_s - waited))
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gitpub")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return ""
+
+
+def build(root: Path) -> Server[Any]:
+    door = Door(root)
+    return Server(
+        "gitpub",
+        version=_version(),
+        title="gitpub: durable publication into a git-backed blog",
+        instructions=INSTRUCTIONS,
+        on_list_tools=door.list_tools,
+        on_call_tool=door.call_tool,
+    )
+
+
+async def serve(root: Path) -> None:
+    """Serve one client on standard input and output until it closes them. While serving,
+    the SDK points file descriptors 0 and 1 elsewhere, so nothing a step or a git child
+    prints can reach the protocol stream."""
+    server = build(root)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
