@@ -95,7 +95,8 @@ def test_a_state_dir_removed_under_a_running_worker_is_noticed_at_the_next_pass(
         shutil.rmtree(blog.root / ".git" / "blogpub")
         second = blog.submit("k2", article("Second", "Submitted into a new job database."))
         wait_for(lambda: blog.commits_with_job(second) == 1, "the second job on the remote")
-        assert blog.job(second)["job"]["state"] == "PUBLISHED"
+        # On the remote first, then confirmed: the state follows within the same pass.
+        wait_for(lambda: blog.job(second)["job"]["state"] == "PUBLISHED", "its confirmation")
         assert worker.poll() is None, log.read_text()
     finally:
         worker.terminate()
