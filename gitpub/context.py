@@ -11,6 +11,7 @@ from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
 from gitpub.store import lost
 from gitpub.store.db import Store
+from gitpub.store.unavailable import StoreUnavailable
 
 
 class Context:
@@ -66,6 +67,8 @@ def open_store(state: Path) -> Store:
     lost.check_absent(state)
     try:
         store = Store(state / "state.sqlite3")
+    except StoreUnavailable:
+        raise  # the disk or the filesystem, not the database: never "lost"
     except GitpubError as exc:
         why = lost.why_lost(state, None)
         if why:

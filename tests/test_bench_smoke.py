@@ -23,13 +23,33 @@ def _run(tmp_path: Path, script: str, *args: str) -> str:
 
 
 def test_lookup_benchmark_finds_every_case_by_ref_and_by_scan(tmp_path: Path) -> None:
-    out = _run(tmp_path, "bench_lookup.py", "--commits", "200", "--jobs", "10", "--reps", "1")
+    out = _run(
+        tmp_path,
+        "bench_lookup.py",
+        "--commits",
+        "200",
+        "--articles",
+        "200",
+        "--jobs",
+        "10",
+        "--reps",
+        "1",
+    )
     rows = [line[:10].strip() for line in out.splitlines() if line.startswith(("near", "middle"))]
     assert rows == ["near tip", "middle", "near root"]  # each found, by ref and scan alike
     assert list(tmp_path.glob("gitpub-bench-lookup-*/.complete"))
     # A second run reuses the cached repository instead of building it again.
     assert "building" not in _run(
-        tmp_path, "bench_lookup.py", "--commits", "200", "--jobs", "10", "--reps", "1"
+        tmp_path,
+        "bench_lookup.py",
+        "--commits",
+        "200",
+        "--articles",
+        "200",
+        "--jobs",
+        "10",
+        "--reps",
+        "1",
     )
 
 
@@ -87,3 +107,23 @@ def test_rebuild_benchmark_rebuilds_every_job(tmp_path: Path) -> None:
     out = _run(tmp_path, "bench_rebuild.py", "--quick")
     assert "store: 200 submitted + 10 committed jobs" in out  # its own asserts checked the rest
     assert any(line.startswith("rebuild, all jobs") for line in out.splitlines())
+
+
+def test_scale_benchmark_publishes_on_a_built_history_and_reads_peak_memory(
+    tmp_path: Path,
+) -> None:
+    out = _run(
+        tmp_path,
+        "bench_scale.py",
+        "--commits",
+        "200",
+        "--jobs",
+        "1",
+        "--reps",
+        "1",
+        "--big-mb",
+        "1",
+    )
+    assert "blog: 200 commits, 200 articles" in out
+    assert "ended PUBLISHED" in out  # the big source went through, its peak memory measured
+    assert list(tmp_path.glob("gitpub-bench-scale-*-c200-a200.git/.complete"))

@@ -204,7 +204,7 @@ def test_rewriting_a_repository_script_the_step_runs_needs_trust_again(
     assert reason(blog, job_id) == MESSAGE
     assert not (blog.root / "PWNED").exists()
     shown = blog.ok("trust", "--yes").stdout
-    assert f"  - file {rewritten} sha256" in shown and f"  + file {rewritten} sha256" in shown
+    assert f"  - file {rewritten} blob" in shown and f"  + file {rewritten} blob" in shown
 
 
 def test_a_data_only_change_needs_no_new_allowance(blog: Blog, tmp_path: Path) -> None:

@@ -155,13 +155,26 @@ def valid_ref_name(ref: str) -> bool:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The file's tables; a ConfigError naming the file (and the line where known) for bytes
+    that are not UTF-8 or not TOML: anyone who can push may write this file, and a worker
+    must be able to say what is wrong with it rather than stop on a decoding error."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}); "
+            "TOML files are UTF-8"
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 
 IDENT = re.compile(r"^([^<>\n]*[^<>\s][^<>\n]*) <([^<>\s]+)>$")

@@ -15,7 +15,7 @@ from gitpub.context import Context
 from gitpub.core import crash
 from gitpub.core.errors import GitCommandError, git_cause
 from gitpub.core.ids import Oid
-from gitpub.deliver import confirm, guard, recheck, replay
+from gitpub.deliver import confirm, faults, guard, recheck, replay
 from gitpub.deliver.commit import load_manifest, point_jobs_refs, target_unchanged
 from gitpub.git import objects, repair
 from gitpub.store import jobs, leases
@@ -127,7 +127,7 @@ def _push_round(
     if pushed.ok:
         crash.point("after_push_before_db")
         _note_all(ctx, stacked, "push", lambda j: {"commit": heads[j.job_id], "race": race})
-    elif not pushed.rejected_non_ff:
+    elif not pushed.rejected_non_ff and not faults.ref_lock_race(pushed.stderr):
         failure = _push_failed(ctx, stacked, heads, pushed.stderr)
         for job in stacked:
             results[job.job_id] = failure
@@ -151,7 +151,8 @@ def _push_round(
             )
         else:
             left.append(job)
-    _note_all(ctx, left, "push:rejected", lambda j: {"race": race, "reason": "non-fast-forward"})
+    why = "non-fast-forward" if pushed.rejected_non_ff else "remote ref lock race"
+    _note_all(ctx, left, "push:rejected", lambda j: {"race": race, "reason": why})
     return left
 
 

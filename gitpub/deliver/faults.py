@@ -9,6 +9,7 @@ are kept whole in the event (`show`), their first line in the reason (`status`).
 from __future__ import annotations
 
 import errno
+import re
 import sqlite3
 from dataclasses import dataclass
 
@@ -65,6 +66,20 @@ _BY_ERRNO = {
     errno.EPERM: "permission_denied",
     errno.EROFS: "permission_denied",
 }
+
+
+_REF_RACE = re.compile(
+    r"cannot lock ref '[^']*': (is at \S+ but expected \S+|reference already exists)"
+    r"|Unable to create '[^']*\.lock': File exists"
+)
+
+
+def ref_lock_race(output: str) -> bool:
+    """Whether a failed push lost a race for the remote's ref: another writer moved it (or
+    held its lock) between the remote reading the old value and updating it. That is a
+    moved remote like a non-fast-forward — fetch and try again at once — not a failure that
+    deserves the retry budget and a wait of `base_delay`."""
+    return _REF_RACE.search(output) is not None
 
 
 def classify(exc: BaseException) -> Fault:

@@ -36,7 +36,7 @@ from gitpub.git.repo import Repo
 from gitpub.ops import cleanup
 from gitpub.prepare import manifest
 from gitpub.store import folders as jobrecord
-from gitpub.store import jobs, lost, outbox, reads
+from gitpub.store import jobs, lost, outbox, reads, unavailable
 from gitpub.store import topics as cursor
 from gitpub.store.db import Store, now
 
@@ -103,19 +103,30 @@ def _require_lost(state_dir: Path, db: Path) -> None:
         return
     try:
         conn = sqlite3.connect(f"file:{db}?mode=rw", uri=True, isolation_level=None)
-    except sqlite3.DatabaseError:
+    except sqlite3.DatabaseError as exc:
+        _refuse_unavailable(exc, db)
         return
     try:
+        # Raises StoreUnavailable on a full disk or a failing filesystem: never moved aside.
         if lost.why_lost(state_dir, conn) is None:
             count = reads.count(conn)
             raise GitpubError(
                 f"{db}: the job database is usable and knows {count} job(s); nothing to "
                 "rebuild (to rebuild it from the job folders anyway, move it aside first)"
             )
-    except sqlite3.DatabaseError:
+    except sqlite3.DatabaseError as exc:
+        _refuse_unavailable(exc, db)
         return
     finally:
         conn.close()
+
+
+def _refuse_unavailable(exc: sqlite3.DatabaseError, db: Path) -> None:
+    """A database the machine cannot read now is not a lost one: rebuilding would move its
+    history aside for a copy made from what the folders and the remote remember."""
+    fault = unavailable.classify(exc, db)
+    if fault is not None:
+        raise GitpubError(f"not rebuilding: {fault.message}") from None
 
 
 def _move_aside(db: Path) -> list[str]:

@@ -6,6 +6,7 @@ No business logic lives here; `jobs` and `outbox` own the meaning of the rows.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -14,6 +15,7 @@ from pathlib import Path
 from gitpub.core import clock
 from gitpub.core.errors import GitpubError
 from gitpub.core.ids import sha256_hex
+from gitpub.store import unavailable
 
 
 def _hash_keys(conn: sqlite3.Connection) -> None:
@@ -151,12 +153,20 @@ def parse_time(text: str) -> float:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 
 
+def _identity(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
 class Store:
     """One connection to `state.sqlite3`. Open one per process or thread; never share."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise unavailable.classify(exc, path) or exc from None
         try:
             # isolation_level=None: transactions are explicit, one per unit of work.
             self.conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
@@ -166,8 +176,28 @@ class Store:
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.execute("PRAGMA busy_timeout=30000")
             self._migrate()
+            self._identity = _identity(path)
         except sqlite3.DatabaseError as exc:
-            raise GitpubError(f"{path}: unusable job database: {exc}") from None
+            self._close_quietly()
+            # A full disk or a failing filesystem is named as such, never as an unusable
+            # (then "lost") database: the file is intact and must stay where it is.
+            raise unavailable.classify(exc, path) or GitpubError(
+                f"{path}: unusable job database: {exc}"
+            ) from None
+
+    def replaced(self) -> bool:
+        """Whether the file this connection reads is no longer the one at its path (deleted
+        with its state dir, or put back by someone): a long-running worker would otherwise
+        keep working on an unlinked database no new submit ever reaches."""
+        try:
+            return _identity(self.path) != self._identity
+        except OSError:
+            return True
+
+    def _close_quietly(self) -> None:
+        conn = getattr(self, "conn", None)
+        if conn is not None:
+            conn.close()
 
     def _migrate(self) -> None:
         with self.transaction():

@@ -18,6 +18,7 @@ import sqlite3
 from pathlib import Path
 
 from gitpub.core.errors import GitpubError
+from gitpub.store import unavailable
 from gitpub.store.db import at
 
 FIX = "run `git blogpub reconcile --rebuild`"
@@ -61,7 +62,8 @@ def folder_time(folder: Path) -> str:
 def why_lost(state_dir: Path, conn: sqlite3.Connection | None) -> str | None:
     """Why the database at `state_dir` counts as lost, or None when it does not.
 
-    `conn` is an open connection to it, or None when it could not be opened (or is absent)."""
+    `conn` is an open connection to it, or None when it could not be opened (or is absent).
+    Raises StoreUnavailable when the machine, not the database, fails the read."""
     failure, row = None, None
     if conn is not None:
         try:
@@ -70,6 +72,10 @@ def why_lost(state_dir: Path, conn: sqlite3.Connection | None) -> str | None:
                 return None
             row = conn.execute("SELECT value FROM store_meta WHERE name = 'created_at'").fetchone()
         except sqlite3.DatabaseError as exc:
+            # A full disk or a failing filesystem says nothing about the database: name it.
+            fault = unavailable.classify(exc, state_dir / "state.sqlite3")
+            if fault is not None:
+                raise fault from None
             failure = f"state.sqlite3 unreadable: {exc}"
     folders = job_folders(state_dir)
     if not folders:

@@ -21,6 +21,7 @@ from gitpub.deliver import fontmerge, guard
 from gitpub.git import trailers, worktrees
 from gitpub.git.process import git_out, run_git
 from gitpub.git.repo import merge_base, operation_in_progress, unmerged_paths
+from gitpub.sync import held
 
 WORKTREE = "external-sync"
 """Name of the private worktree (under the state dir's worktrees/) where rebases happen."""
@@ -47,9 +48,19 @@ def observable(ctx: Context) -> bool:
 def dirty_changes(ctx: Context) -> list[tuple[str, str | None]]:
     """Changed files under content paths and font outputs in the live checkout (untracked ones
     included, ignored ones not), each with the SHA-256 of its bytes, or None when deleted."""
-    root = ctx.repo.root
+    return changes_in(ctx.config, ctx.repo.root)
+
+
+def deliverable_changes(ctx: Context) -> tuple[list[tuple[str, str | None]], held.Held]:
+    """`dirty_changes` without the files holding a secret, and those files with findings."""
+    return held.split(ctx.repo.root, dirty_changes(ctx), ctx.config.scan.allow)
+
+
+def changes_in(config: Config, root: Path) -> list[tuple[str, str | None]]:
     out = run_git(
         [
+            # A read: never take index.lock from under the person's own git (doctor too).
+            "--no-optional-locks",
             "--literal-pathspecs",
             "status",
             "--porcelain=v1",
@@ -57,7 +68,7 @@ def dirty_changes(ctx: Context) -> list[tuple[str, str | None]]:
             "--no-renames",
             "--untracked-files=all",
             "--",
-            *sync_paths(ctx.config),
+            *sync_paths(config),
         ],
         root,
     ).stdout
@@ -85,7 +96,8 @@ def commit_changes(ctx: Context, event_id: str) -> Oid | None:
     Returns the commit, or None when nothing is left to commit."""
     repo, root = ctx.repo, ctx.repo.root
     regenerate_fonts(ctx.config, root)
-    paths = [path for path, _ in dirty_changes(ctx)]
+    # Never the files holding a secret: they stay in the checkout, uncommitted.
+    paths = [path for path, _ in deliverable_changes(ctx)[0]]
     if not paths:
         return None
     run_git(["--literal-pathspecs", "add", "--all", "--", *paths], root)

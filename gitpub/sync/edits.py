@@ -27,7 +27,7 @@ from gitpub.store import outbox
 from gitpub.store.db import now
 from gitpub.store.outbox import ExternalEvent
 from gitpub.sync import editgit as gx
-from gitpub.sync import hooks
+from gitpub.sync import held, hooks
 
 SCAN_PERIOD = 300.0
 """Seconds between two reconcile scans of a running worker (hints make it sooner)."""
@@ -72,7 +72,8 @@ def _worktree_payload(ctx: Context) -> dict[str, Any] | None:
     # Only with hand_edits = "all" is a person's uncommitted work committed for them.
     if ctx.config.sync.hand_edits != "all" or not gx.observable(ctx):
         return None
-    changes = gx.dirty_changes(ctx)
+    changes, secret = gx.deliverable_changes(ctx)
+    held.record(ctx.state_dir, secret)
     if not changes:
         return None
     return {

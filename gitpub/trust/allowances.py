@@ -95,6 +95,8 @@ def read_all(file: Path) -> list[Allowance]:
             data = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{file}: not UTF-8; TOML files are UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read: {exc.strerror}") from None
     entries = data.get("allowed", [])

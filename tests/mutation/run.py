@@ -183,13 +183,70 @@ MUTANTS = (
         ("tests/test_trust.py::test_a_pushed_command_never_runs_until_this_node_trusts_it",),
     ),
     Mutant(
-        "the allowance forgets the files beside a trusted script",
+        "the allowance binds the argv, not the code it reaches",
         "gitpub/trust/commands.py",
-        "    return folder\n",
-        "    return None\n",
+        "        files.update(tracked_code(cfg.root, skip))\n",
+        "        pass\n",
         (
-            "tests/test_trust.py::test_rewriting_a_repository_script_the_step_runs_needs_trust_"
-            "again[argv1-tools/lib/answer.sh]",
+            "tests/test_trust_code.py::test_a_push_rewriting_the_code_behind_a_trusted_command_"
+            "asks_again[cd inside a shell string]",
+        ),
+    ),
+    Mutant(
+        "publishing an article asks for trust again",
+        "gitpub/trust/code.py",
+        "        if path in skip:\n",
+        "        if path == CONFIG_FILE:\n",
+        ("tests/test_trust_code.py::test_publishing_articles_and_font_outputs_never_asks_again",),
+    ),
+    Mutant(
+        "a config that is not UTF-8 stops the worker",
+        "gitpub/config/__init__.py",
+        "    except UnicodeDecodeError as exc:\n",
+        "    except UnicodeTranslateError as exc:\n",
+        (
+            "tests/test_config_faults.py::test_a_running_worker_keeps_its_config_and_says_which_"
+            "file_once",
+        ),
+    ),
+    Mutant(
+        "a remote ref-lock race spends a retry",
+        "gitpub/deliver/batch.py",
+        "    elif not pushed.rejected_non_ff and not faults.ref_lock_race(pushed.stderr):\n",
+        "    elif not pushed.rejected_non_ff:\n",
+        (
+            "tests/test_push_races.py::test_a_ref_lock_race_on_the_remote_retries_at_once_"
+            "without_spending_a_retry",
+        ),
+    ),
+    Mutant(
+        "a full disk counts as a lost database",
+        "gitpub/store/lost.py",
+        "            if fault is not None:\n",
+        "            if False:\n",
+        (
+            "tests/test_store_faults.py::test_a_full_disk_is_named_never_lost_and_the_store_is_"
+            "left_alone",
+        ),
+    ),
+    Mutant(
+        "a running worker keeps a deleted job database open",
+        "gitpub/cli/commands/run.py",
+        "    if not ctx.store.replaced():\n",
+        "    if True:\n",
+        (
+            "tests/test_store_faults.py::test_a_state_dir_removed_under_a_running_worker_is_"
+            "noticed_at_the_next_pass",
+        ),
+    ),
+    Mutant(
+        "a hand edit holding a secret is committed and pushed",
+        "gitpub/sync/editgit.py",
+        "    paths = [path for path, _ in deliverable_changes(ctx)[0]]\n",
+        "    paths = [path for path, _ in dirty_changes(ctx)]\n",
+        (
+            "tests/test_hand_edit_secrets.py::test_a_hand_edit_with_a_secret_is_held_back_until_"
+            "allowed",
         ),
     ),
     Mutant(

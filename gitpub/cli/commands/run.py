@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gitpub import config, trust
 from gitpub.cli.commands.output import say, warn
-from gitpub.context import Context, open_context
+from gitpub.context import Context, open_context, open_store
 from gitpub.core.errors import ConfigError, GitpubError, InputError
 from gitpub.core.states import State
 from gitpub.deliver import withdrawn
@@ -79,6 +79,17 @@ def _warn_untrusted(ctx: Context, said: set[str]) -> None:
         warn(f"git blogpub: {trust.not_allowed_message(ctx.config.node)}{extra}")
 
 
+def _reopen_if_replaced(ctx: Context) -> None:
+    """The state dir removed under a running worker (`rm -rf .git/blogpub`): work on the
+    database new submits write to, not on the deleted one still open. Where job folders
+    outlived a removed database, opening stops the worker with the one fix (it was lost)."""
+    if not ctx.store.replaced():
+        return
+    ctx.store.close()
+    ctx.store = open_store(ctx.state_dir)
+    warn(f"git blogpub: {ctx.state_dir / 'state.sqlite3'} was removed or replaced; reopened")
+
+
 def _reread_config(ctx: Context, said: set[str]) -> None:
     """A long-running worker follows the live checkout's `.blogpub.toml` pass by pass, as a
     new worker process would: after a fast-forward brought a changed file, the next pass
@@ -110,6 +121,7 @@ def main(path: Path, *, until_idle: bool, interval: float) -> None:
                     warn(f"git blogpub: recovery: {message}")
                 return
             time.sleep(interval)
+            _reopen_if_replaced(ctx)
             _reread_config(ctx, said)
             _warn_untrusted(ctx, said)
 

@@ -18,6 +18,7 @@ from gitpub.store import jobs, lost, outbox
 from gitpub.store import listing as joblist
 from gitpub.store.db import at, parse_time
 from gitpub.store.jobs import Job
+from gitpub.sync import held
 
 
 def _age(stamp: str) -> str:
@@ -58,6 +59,11 @@ def _hand_edits(ctx: Context) -> None:
     if waiting or stuck:
         extra = f", {stuck} in conflict (`git blogpub sweep` names the paths)" if stuck else ""
         say(f"hand edits: {waiting} waiting for delivery{extra}")
+    secret = held.recorded(ctx.state_dir, ctx.repo.root)
+    if secret:
+        say(f"hand edits held back, a secret was found ({len(secret)}; {held.FIX}):")
+        for path, found in sorted(secret.items()):
+            say(f"  {held.describe(path, found)}")
 
 
 def _row(ctx: Context, job: Job, width: int) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import sys
 from pathlib import Path
 
@@ -25,8 +24,10 @@ def main(path: Path, *, yes: bool) -> None:
         return
     if here.ok:
         say(f"already allowed on node {cfg.node}:")
-        for line in here.current.lines():
+        lines = here.current.lines()
+        for line in filter(_command, lines):
             say(f"  {line}")
+        say(f"  and the code they can reach: {len(lines) - len(here.current.commands)} file(s)")
         return
     before = list(here.allowed.lines) if here.allowed else []
     say(f"{repo.root / config.CONFIG_NAME} would run on node {cfg.node}:")
@@ -41,15 +42,32 @@ def main(path: Path, *, yes: bool) -> None:
 
 
 def _diff(before: list[str], after: list[str]) -> list[str]:
-    """Every line of the new set, marked +/- against the old one (all + the first time)."""
-    out = []
-    for line in difflib.ndiff(before, after):
-        if line[:1] in "+- ":
-            out.append(f"  {line}")
-    if before and set(before) == set(after):
+    """Each command of the new set, marked +/- against the old one (all + the first time),
+    then only the files that changed: a blog tracks hundreds of theme files, and the person
+    deciding needs to see which of them a push rewrote, not the whole list again."""
+    old, new = set(before), set(after)
+    out = [f"  {_mark(line, old, new)} {line}" for line in sorted(old | new) if _command(line)]
+    changed = sorted(
+        (line for line in old ^ new if not _command(line)),
+        # "- file x blob A" right above "+ file x blob B": a rewritten file reads as a pair.
+        key=lambda line: (line.rsplit(" ", 2)[0], line in new),
+    )
+    out += [f"  {_mark(line, old, new)} {line}" for line in changed]
+    same = sum(1 for line in new & old if not _command(line))
+    if same:
+        out.append(f"    ({same} file(s) the commands can reach are unchanged)")
+    if before and old == new:
         # Same visible lines, different hash: the difference sits in a redacted part.
         out.append("  (changed where the display hides a secret)")
     return out
+
+
+def _command(line: str) -> bool:
+    return not line.startswith("file ")
+
+
+def _mark(line: str, old: set[str], new: set[str]) -> str:
+    return " " if line in old and line in new else ("+" if line in new else "-")
 
 
 def _ask(node: str) -> None:
@@ -77,14 +95,21 @@ def show(path: Path) -> None:
     else:
         a = here.allowed
         say(f"allowed for {a.repository} on node {cfg.node} at {a.at} (sha256 {a.sha256[:16]}):")
+        files = [line for line in a.lines if not _command(line)]
         for line in a.lines:
-            say(f"  {line}")
+            if _command(line):
+                say(f"  {line}")
+        if files:
+            say(f"  and the code they can reach: {len(files)} tracked file(s)")
     if here.current.empty:
         say(f"{config.CONFIG_NAME} names no external commands now")
     elif here.ok:
-        say(f"{config.CONFIG_NAME} names exactly these commands now")
+        say(f"{config.CONFIG_NAME} names exactly these commands now, and their code is unchanged")
     else:
-        say(f"{config.CONFIG_NAME} names other commands now: run `git blogpub trust` to see them")
+        say("changed since the allowance (run `git blogpub trust` to allow it):")
+        for line in _diff(list(here.allowed.lines) if here.allowed else [], here.current.lines()):
+            if not line.startswith("    "):
+                say(line)
 
 
 def revoke(path: Path) -> None:

@@ -15,6 +15,7 @@ from gitpub.core.errors import NotARepository
 from gitpub.git.repo import Repo
 from gitpub.ops.doctor.allowance import check_trust
 from gitpub.ops.doctor.fonts import check_fonts
+from gitpub.ops.doctor.handedits import check_held_edits
 from gitpub.ops.doctor.report import OK, PROBLEM, WARNING, Finding, ProblemsFound, Report
 from gitpub.ops.doctor.repository import (
     check_config,
@@ -52,6 +53,7 @@ def diagnose(path: Path) -> Report:
     check_ruleset(report, cfg)
     if cfg is not None:
         check_validation(report, cfg)
+        check_held_edits(report, repo, cfg)
     check_hooks(report, repo, cfg)
     check_state_dir(report, repo)
     check_worktrees(report, repo)

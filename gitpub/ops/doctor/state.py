@@ -17,7 +17,7 @@ from gitpub.git.repo import Repo
 from gitpub.ops import cleanup, worker
 from gitpub.ops.doctor import holders
 from gitpub.ops.doctor.report import OK, PROBLEM, WARNING, Report, some
-from gitpub.store import leases, lost, reads
+from gitpub.store import leases, lost, reads, unavailable
 from gitpub.store.db import SCHEMA_VERSION, now, parse_time
 
 
@@ -46,9 +46,19 @@ def database(report: Report, repo: Repo) -> Iterator[sqlite3.Connection | None]:
         try:
             rows, broken_links, version = reads.health(conn)
         except sqlite3.DatabaseError as exc:
-            report.add(
-                "database", PROBLEM, f"{_lost(repo)}{path}: unusable: {exc}", _fix(repo, recover)
-            )
+            fault = unavailable.classify(exc, path)
+            if fault is not None:
+                # The machine's trouble (a full disk, a failing filesystem): no rebuild, no
+                # recovery of a database that is intact.
+                words, fix = fault.message.split("; the database itself is not lost: ", 1)
+                report.add("database", PROBLEM, f"{words}; not lost", fix)
+            else:
+                report.add(
+                    "database",
+                    PROBLEM,
+                    f"{_lost(repo)}{path}: unusable: {exc}",
+                    _fix(repo, recover),
+                )
             yield None
             return
         if rows != ["ok"]:
