@@ -17,6 +17,7 @@ updated by hand — it never silently tests nothing.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
 import re
 import shutil
@@ -564,6 +565,7 @@ def main() -> int:
     ap.add_argument("names", nargs="*", help="run only mutants whose name contains one of these")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per mutant")
+    ap.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
     ap.add_argument(
         "--no-baseline",
         action="store_true",
@@ -604,16 +606,14 @@ def main() -> int:
                 return 1
             print(f"baseline: {len(tests)} guarding tests pass on the unmutated copy")
 
-        rows: list[tuple[str, str, str, float]] = []
-        for m in chosen:
-            copy = base / "mutant"
-            if copy.exists():
-                shutil.rmtree(copy)
+        def one(index: int, m: Mutant) -> tuple[str, str, str, float]:
+            copy = base / f"mutant-{index}"
             copy_package(copy)
             apply(copy, m)
             t0 = time.monotonic()
             code, out = run_tests(copy, m.tests, args.timeout)
             took = time.monotonic() - t0
+            shutil.rmtree(copy, ignore_errors=True)
             killers = FAILED.findall(out)
             if code == 1 and killers:
                 file, _, test = killers[0].partition("::")
@@ -623,8 +623,13 @@ def main() -> int:
             else:
                 verdict, by = "ERROR", f"pytest exit {code}"
                 print(out[-2000:])
-            rows.append((m.name, verdict, by, took))
             print(f"{verdict:8} {took:6.1f}s  {m.name}  <- {by}", flush=True)
+            return m.name, verdict, by, took
+
+        # Each mutant in a copy of its own: `--jobs` of them at a time (the machines have
+        # two cores; the guarding tests of one mutant run in one process).
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            rows = list(pool.map(lambda pair: one(*pair), enumerate(chosen)))
 
     killed = sum(1 for r in rows if r[1] == "killed")
     print()
