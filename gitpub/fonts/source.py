@@ -42,6 +42,9 @@ Identity = tuple[str, int, int, int, int]
 0, 0, 0) of a file known to hold exactly that blob."""
 
 _loaded: dict[Identity, SourceFont] = {}
+_KEEP = 2
+"""Source fonts kept open per process: a blog has one; a long-lived process serving several
+blogs keeps the newest two, never every face it ever read (a CJK face is ~20 MB)."""
 
 
 def resolve(fc: FontsConfig, root: Path) -> Path:
@@ -67,10 +70,12 @@ def load(fc: FontsConfig, root: Path, blob: str | None = None) -> SourceFont:
     else:
         st = path.stat()
         key = (str(path.resolve()), fc.face, st.st_size, st.st_mtime_ns, st.st_ino)
-    font = _loaded.get(key)
+    font = _loaded.pop(key, None)
     if font is None:
         font = _open(fc, path, key)
-        _loaded[key] = font
+    _loaded[key] = font  # newest last
+    while len(_loaded) > _KEEP:
+        del _loaded[next(iter(_loaded))]
     return font
 
 
