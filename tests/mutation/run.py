@@ -137,7 +137,7 @@ MUTANTS = (
         "gitpub/scan/sanitize.py",
         "    return redact(text, allow=allow)",
         "    return text",
-        (SECRETS + "test_a_request_uuid_as_key_stays_readable_while_a_token_is_redacted",),
+        (SAFETY + "test_secret_leaked_by_the_draft_step_is_review",),
     ),
     Mutant(
         "a token ends only where gitleaks ends it (not at full-width punctuation)",
