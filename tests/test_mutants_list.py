@@ -17,8 +17,9 @@ def test_every_mutant_names_existing_tests() -> None:
         sys.path.pop(0)
     missing = []
     for mutant in run.MUTANTS:
-        assert (ROOT / mutant.file).is_file(), mutant.file
-        assert (ROOT / mutant.file).read_text(encoding="utf-8").count(mutant.old) == 1, mutant.name
+        source = ROOT / mutant.file
+        if not source.is_file() or source.read_text(encoding="utf-8").count(mutant.old) != 1:
+            missing.append(f"{mutant.name}: its snippet is not once in {mutant.file}")
         for test in mutant.tests:
             file, _, name = test.partition("::")
             if f"def {name.split('[')[0]}(" not in (ROOT / file).read_text(encoding="utf-8"):

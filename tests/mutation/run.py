@@ -120,7 +120,7 @@ MUTANTS = (
     ),
     Mutant(
         "the idempotency key stored sanitized, not hashed",
-        "gitpub/intake.py",
+        "gitpub/intake/__init__.py",
         '    return sha256_hex(key.encode("utf-8"))',
         "    return Sha256(sanitize(key))",
         ("tests/test_keys.py::test_two_secret_looking_keys_stay_two_jobs",),
@@ -171,8 +171,8 @@ MUTANTS = (
     ),
     Mutant(
         "submit's refusal of secrets skipped",
-        "gitpub/cli/commands/submit.py",
-        "    scan.refuse(text, name, allow=allowed)",
+        "gitpub/intake/__init__.py",
+        "    scan.refuse(text, req.source, allow=allowed)",
         "    pass",
         (SECRETS + "test_submit_refuses_a_secret_and_records_nothing",),
     ),
@@ -288,7 +288,7 @@ MUTANTS = (
     Mutant(
         "font regeneration skipped",
         "gitpub/deliver/fontmerge.py",
-        "written = fonts.regenerate(cfg, worktree)",
+        "written = fonts.regenerate(cfg, worktree, private=True)",
         "written: list[str] = []",
         (
             "tests/test_fonts_publish.py::test_two_nodes_font_only_conflict_is_regenerated_not_a_conflict",
@@ -336,8 +336,8 @@ MUTANTS = (
     Mutant(
         "a retry due at once (no backoff)",
         "gitpub/deliver/relay.py",
-        '"next_retry_at": at(time.time() + delay)',
-        '"next_retry_at": at(time.time())',
+        '"next_retry_at": at(clock.time() + delay)',
+        '"next_retry_at": at(clock.time())',
         (PUBLISH + "test_unreachable_remote_waits_then_publishes_once",),
     ),
     Mutant(
@@ -375,8 +375,8 @@ MUTANTS = (
     Mutant(
         "a font blog's batch stacked on the remote tip, not on the jobs before",
         "gitpub/deliver/replay.py",
-        "fontrebase.rebase_job(ctx, job, worktree, tip)",
-        "fontrebase.rebase_job(ctx, job, worktree, ctx.tracking_ref)",
+        "fontmerge.rebase_job(ctx, job, worktree, tip)",
+        "fontmerge.rebase_job(ctx, job, worktree, ctx.tracking_ref)",
         (
             "tests/test_batch.py::"
             "test_a_batch_in_a_font_blog_goes_out_in_one_push_with_the_subset_of_every_article",
@@ -435,7 +435,7 @@ MUTANTS = (
     ),
     Mutant(
         "job ids lose the uuid4 form gc and the lost check read",
-        "gitpub/intake.py",
+        "gitpub/intake/__init__.py",
         "    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4\n",
         "",
         ("tests/test_lean_start.py::test_job_ids_keep_the_uuid4_form_every_reader_expects",),
@@ -459,7 +459,7 @@ MUTANTS = (
     ),
     Mutant(
         "prepare reads the source as text (CRLF becomes LF)",
-        "gitpub/prepare/__init__.py",
+        "gitpub/prepare/record.py",
         '    return path.read_bytes().decode("utf-8")',
         '    return path.read_text("utf-8")',
         (
