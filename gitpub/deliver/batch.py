@@ -18,6 +18,7 @@ from gitpub.core.ids import Oid
 from gitpub.deliver import confirm, faults, guard, recheck, replay
 from gitpub.deliver.commit import load_manifest, point_jobs_refs, target_unchanged
 from gitpub.git import objects, repair
+from gitpub.prepare import target as rules
 from gitpub.store import jobs, leases
 from gitpub.store.jobs import Job, Move
 
@@ -191,11 +192,7 @@ def _stack(
             results[job.job_id] = Result("fault", str(exc), error=exc)
             continue
         if conflict is not None:
-            results[job.job_id] = Result(
-                "conflict",
-                "rebase conflict in " + ", ".join(conflict),
-                detail={"failure_code": "rebase_conflict", "paths": conflict},
-            )
+            results[job.job_id] = _conflict_or_clash(ctx, job, stack, conflict)
             continue
         assert rebased is not None
         try:
@@ -215,6 +212,26 @@ def _stack(
         stacked.append(job)
         crash.point("during_batch_stacking")
     return stacked, stack
+
+
+def _conflict_or_clash(ctx: Context, job: Job, tip: Oid, conflict: list[str]) -> Result:
+    """A replay that conflicts: REVIEW when the job's own paths clash with the tip (a file
+    where the job needs a folder, a folder where it writes a file: it would have to delete
+    another file, whatever merge made of it), else a CONFLICT for a person to merge."""
+    try:
+        paths = [e.path for e in load_manifest(ctx, job)]
+    except Exception:  # noqa: BLE001 - without its manifest, the conflict says enough
+        paths = []
+    clash = rules.clash(paths, ctx.repo.files_under(tip, ctx.config.publish.content))
+    if clash is not None:
+        return Result(
+            "review", clash, detail={"failure_code": "write_set_violation", "paths": conflict}
+        )
+    return Result(
+        "conflict",
+        "rebase conflict in " + ", ".join(conflict),
+        detail={"failure_code": "rebase_conflict", "paths": conflict},
+    )
 
 
 def _record_stack(ctx: Context, stacked: list[Job], heads: dict[str, Oid]) -> list[Job]:
