@@ -42,8 +42,6 @@ def test_lookup_benchmark_finds_every_case_by_ref_and_by_scan(tmp_path: Path) ->
         "bench_lookup.py",
         "--commits",
         "200",
-        "--articles",
-        "200",
         "--jobs",
         "10",
         "--reps",
