@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from pathlib import Path
 
-from conftest import Blog, article, wait_for
+from conftest import CONFIG, Blog, article, make_blog, wait_for
 
 
 def due_time(job: dict[str, object]) -> float:
@@ -82,3 +83,118 @@ def test_a_bad_time_is_one_line_and_records_nothing(blog: Blog) -> None:
         assert res.stderr.count("\n") == 1 and res.stderr.startswith("git blogpub: --at ")
         assert "Traceback" not in res.stderr
     assert not (blog.root / ".git" / "blogpub" / "state.sqlite3").exists()
+
+
+# ------------------------------------------------------------------------- review mode
+
+REVIEW_CONFIG = CONFIG.replace(
+    'content = ["content/posts"]', 'content = ["content/posts"]\nreview = true'
+)
+
+
+def review_branches(blog: Blog) -> dict[str, str]:
+    out = blog.remote_git(
+        "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/blogpub/review/"
+    )
+    return dict(line.split() for line in out.splitlines())
+
+
+def test_review_mode_publishes_what_a_person_merges_and_nothing_else(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path, REVIEW_CONFIG)
+    before = blog.remote_log()
+    kept_text = article("Kept", "A post the reviewer squash-merges.", slug="kept")
+    kept = blog.submit("kept", kept_text)
+    dropped = blog.submit(
+        "dropped", article("Dropped", "A post the reviewer turns down.", slug="dropped")
+    )
+    blog.ok("run", "--until-idle")
+
+    # Two branches, the published branch untouched, both jobs waiting for a person.
+    assert set(review_branches(blog)) == {"blogpub/review/kept", "blogpub/review/dropped"}
+    assert blog.remote_log() == before
+    for job_id in (kept, dropped):
+        job = blog.job(job_id)["job"]
+        assert job["state"] == "IN_REVIEW", blog.job(job_id)["events"]
+        assert job["review_branch"] == f"blogpub/review/{'kept' if job_id == kept else 'dropped'}"
+    assert "waiting for a merge of blogpub/review/kept" in blog.ok("status").stdout
+    # Each review branch is one job commit on the published tip, with the job's trailers.
+    tip = blog.remote_git("rev-parse", "main")
+    assert blog.remote_git("rev-parse", "blogpub/review/kept~1") == tip
+    assert f"Blog-Job-Id: {kept}" in blog.remote_git(
+        "log", "-1", "--format=%B", "blogpub/review/kept"
+    )
+
+    # The person squash-merges one (the trailers are lost) and deletes the other.
+    person = blog.clone("person")
+    person.git("fetch", "--quiet", "origin")
+    person.git("merge", "--quiet", "--squash", "origin/blogpub/review/kept")
+    person.git("commit", "--quiet", "-m", "Add the kept post")
+    person.git(
+        "push", "--quiet", "origin", "HEAD:main", ":blogpub/review/kept", ":blogpub/review/dropped"
+    )
+    squash = person.git("rev-parse", "HEAD")
+
+    blog.ok("run", "--until-idle")
+    done = blog.job(kept)["job"]
+    assert done["state"] == "PUBLISHED"
+    assert done["remote_commit"] == squash  # confirmed by content: the squash commit
+    assert blog.remote_file(done["target_path"]) == kept_text.encode()
+    rejected = blog.job(dropped)
+    assert rejected["job"]["state"] == "REVIEW"
+    assert rejected["job"]["failure_code"] == "rejected_in_review"
+    assert "rejected in review" in rejected["events"][-1]["detail"]["reason"]
+    files = blog.remote_git("ls-tree", "-r", "--name-only", "main").splitlines()
+    assert rejected["job"]["target_path"] not in files
+    assert blog.remote_log() == [squash, *before]
+    # Settled: further passes change nothing.
+    blog.ok("run", "--until-idle")
+    assert blog.remote_log() == [squash, *before]
+    assert blog.job(dropped)["job"]["state"] == "REVIEW"
+
+
+def test_a_new_revision_updates_its_review_branch_and_a_merge_commit_publishes(blog: Blog) -> None:
+    first = blog.submit(
+        "rev1",
+        article("Story", "First version.", slug="story"),
+        "--review",
+        "--target",
+        "content/posts/story.mdx",
+    )
+    blog.ok("run", "--until-idle")
+    assert blog.job(first)["job"]["state"] == "IN_REVIEW"
+    old_head = review_branches(blog)["blogpub/review/story"]
+
+    second_text = article("Story", "Second version, after the editor's notes.", slug="story")
+    second = blog.submit("rev2", second_text, "--review", "--target", "content/posts/story.mdx")
+    blog.ok("run", "--until-idle")
+    assert blog.job(second)["job"]["state"] == "IN_REVIEW"
+    new_head = review_branches(blog)["blogpub/review/story"]
+    assert new_head != old_head
+    assert blog.remote_git("show", f"{new_head}:content/posts/story.mdx") == second_text.strip()
+    superseded = blog.job(first)["job"]
+    assert superseded["state"] == "SKIPPED" and superseded["failure_code"] == "superseded"
+
+    person = blog.clone("person")
+    person.git("fetch", "--quiet", "origin")
+    person.git("merge", "--quiet", "--no-ff", "-m", "Merge story", "origin/blogpub/review/story")
+    person.git("push", "--quiet", "origin", "HEAD:main")
+    blog.ok("run", "--until-idle")
+    job = blog.job(second)["job"]
+    assert job["state"] == "PUBLISHED"
+    assert blog.remote_file("content/posts/story.mdx") == second_text.encode()
+    # The merge kept the job commit: it is on the published branch's history, trailers and all.
+    assert blog.commits_with_job(second) == 1
+    assert blog.commits_with_job(first) == 0
+
+
+def test_an_unreachable_remote_never_reads_as_a_rejection(blog: Blog) -> None:
+    job_id = blog.submit("net", article("Net", "Waiting for review.", slug="net"), "--review")
+    blog.ok("run", "--until-idle")
+    assert blog.job(job_id)["job"]["state"] == "IN_REVIEW"
+    moved = blog.remote.with_name("moved.git")
+    blog.remote.rename(moved)
+    try:
+        blog.blogpub("run", "--until-idle")
+        assert blog.job(job_id)["job"]["state"] == "IN_REVIEW"
+    finally:
+        moved.rename(blog.remote)

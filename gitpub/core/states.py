@@ -55,8 +55,9 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     S.RETRY_WAIT: frozenset({S.PUSHING, S.FAILED}),
     S.RECHECK_CANDIDATES: frozenset({S.SKIPPED, S.LOCAL_COMMITTED, S.CONFLICT, S.REVIEW}),
     S.RECOVERING: frozenset({S.LOCAL_COMMITTED, S.LOCAL_COMMITTING, S.REVIEW}),
-    # FAILED leaves only through a successful delivery probe, or an operator (below).
-    S.FAILED: frozenset({S.PUBLISHED}),
+    # FAILED leaves only through a successful delivery probe (for review mode: a push to its
+    # review branch), or an operator (below).
+    S.FAILED: frozenset({S.PUBLISHED, S.IN_REVIEW}),
     S.PUBLISHED: frozenset(),
     S.SKIPPED: frozenset(),
     S.REVIEW: frozenset(),
