@@ -198,3 +198,24 @@ def test_an_unreachable_remote_never_reads_as_a_rejection(blog: Blog) -> None:
         assert blog.job(job_id)["job"]["state"] == "IN_REVIEW"
     finally:
         moved.rename(blog.remote)
+
+
+def test_a_review_push_goes_through_the_write_set_guard(blog: Blog) -> None:
+    """A job commit that would delete a person's file never reaches a review branch either."""
+    person = blog.clone("person")
+    (person.root / "content/posts/existing.md").write_text("a person's post\n")
+    person.git("add", "-A")
+    person.git("commit", "--quiet", "-m", "a person's post")
+    person.git("push", "--quiet", "origin", "HEAD:main")
+    blog.git("fetch", "--quiet", "origin")
+    src = blog.root.parent / "clash.md"
+    src.write_text(article("Clash", "Body."))
+    job_id = blog.submit_args(
+        "clash", src, "--review", "--target", "content/posts/existing.md/child.md"
+    )
+    blog.ok("run", "--until-idle")
+    shown = blog.job(job_id)
+    assert shown["job"]["state"] == "REVIEW", shown["events"]
+    assert shown["job"]["failure_code"] == "write_set_violation"
+    assert review_branches(blog) == {}
+    assert blog.remote_git("show", "main:content/posts/existing.md") == "a person's post"
