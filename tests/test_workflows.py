@@ -219,3 +219,21 @@ def test_a_review_push_goes_through_the_write_set_guard(blog: Blog) -> None:
     assert shown["job"]["failure_code"] == "write_set_violation"
     assert review_branches(blog) == {}
     assert blog.remote_git("show", "main:content/posts/existing.md") == "a person's post"
+
+
+def test_a_lost_database_is_rebuilt_with_the_schedule_and_the_review_mode(blog: Blog) -> None:
+    later = blog.submit("later", article("Later", "Next week."), "--at", "+7d")
+    reviewed = blog.submit(
+        "reviewed", article("Reviewed", "Read me first.", slug="reviewed"), "--review"
+    )
+    due = blog.job(later)["job"]["scheduled_at"]
+    state = blog.root / ".git" / "blogpub"
+    for name in ("state.sqlite3", "state.sqlite3-wal", "state.sqlite3-shm"):
+        (state / name).unlink(missing_ok=True)
+    blog.ok("reconcile", "--rebuild")
+    job = blog.job(later)["job"]
+    assert job["state"] == "SCHEDULED" and job["scheduled_at"] == due
+    blog.ok("run", "--until-idle")
+    assert blog.job(later)["job"]["state"] == "SCHEDULED"
+    assert blog.job(reviewed)["job"]["state"] == "IN_REVIEW"
+    assert set(review_branches(blog)) == {"blogpub/review/reviewed"}
