@@ -552,14 +552,11 @@ MUTANTS = (
         (WORKFLOWS + "test_a_review_push_goes_through_the_write_set_guard",),
     ),
     Mutant(
-        "a re-push after a crash is refused by the job's own review branch",
+        "a new revision cannot replace its review branch",
         "gitpub/deliver/review.py",
         'ctx.repo, checked, pub.remote, tip, head, branch, expect=there.get(branch, "")\n',
         'ctx.repo, checked, pub.remote, tip, head, branch, expect=""\n',
-        (
-            RECOVERY
-            + "test_crash_at_every_workflow_point_then_restart[after_review_push_before_db-review]",
-        ),
+        (WORKFLOWS + "test_a_new_revision_updates_its_review_branch_and_a_merge_commit_publishes",),
     ),
 )
 
