@@ -7,6 +7,8 @@ import re
 import time
 from datetime import datetime, timezone
 
+from gitpub.core import clock
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _FORMATS = (
     "%Y-%m-%d",
@@ -45,7 +47,7 @@ def parse_when(text: str, now: float | None = None) -> float:
     value = text.strip()
     ahead = _AHEAD.fullmatch(value)
     if ahead:
-        return (time.time() if now is None else now) + int(ahead[1]) * _UNITS[ahead[2]]
+        return (clock.time() if now is None else now) + int(ahead[1]) * _UNITS[ahead[2]]
     try:
         # fromisoformat only takes `Z` from Python 3.11 on; the floor is 3.10.
         moment = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)

@@ -22,7 +22,8 @@ from gitpub.prepare import target as rules
 from gitpub.store import jobs, leases
 from gitpub.store.jobs import Job, Move
 
-Outcome = Literal["published", "retry", "conflict", "review", "recheck", "fault"]
+# in_review: pushed to its review branch (gitpub.deliver.review), waiting for a person's merge
+Outcome = Literal["published", "retry", "conflict", "review", "recheck", "fault", "in_review"]
 """What delivery made of one job: relay turns each into its state (recheck: judged first;
 fault: the worker's failure accounting)."""
 
