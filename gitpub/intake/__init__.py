@@ -278,12 +278,15 @@ def submit(
     topic: str | None = None,
     allow: Sequence[str] = (),
     assets: Mapping[str, bytes] | None = None,
+    at: str | None = None,
+    review: bool = False,
 ) -> tuple[Job, bool]:
     """`accept` inside an open context (the demo, a test): the same checks, then create."""
+    files = MappingProxyType(dict(assets or {}))
     req = check(
         ctx.config,
         ctx.repo.root,
-        Request(key, text, target, topic, tuple(allow), MappingProxyType(dict(assets or {}))),
+        Request(key, text, target, topic, tuple(allow), files, at=at, review=review),
     )
     return create(
         ctx,
@@ -293,6 +296,8 @@ def submit(
         topic=req.topic,
         allow=req.allow,
         assets=req.assets,
+        scheduled_at=req.at,
+        review=req.review,
     )
 
 
