@@ -237,3 +237,24 @@ def test_a_lost_database_is_rebuilt_with_the_schedule_and_the_review_mode(blog: 
     assert blog.job(later)["job"]["state"] == "SCHEDULED"
     assert blog.job(reviewed)["job"]["state"] == "IN_REVIEW"
     assert set(review_branches(blog)) == {"blogpub/review/reviewed"}
+
+
+def test_a_merge_made_while_the_push_answer_was_lost_is_not_pushed_again(blog: Blog) -> None:
+    job_id = blog.submit(
+        "lost", article("Lost", "Merged before gitpub knew.", slug="lost"), "--review"
+    )
+    died = blog.blogpub(
+        "run", "--until-idle", env={"GITPUB_CRASH_AT": "after_review_push_before_db"}
+    )
+    assert died.returncode == 137
+    assert set(review_branches(blog)) == {"blogpub/review/lost"}
+    person = blog.clone("person")
+    person.git("fetch", "--quiet", "origin")
+    person.git("merge", "--quiet", "--squash", "origin/blogpub/review/lost")
+    person.git("commit", "--quiet", "-m", "Add lost")
+    person.git("push", "--quiet", "origin", "HEAD:main", ":blogpub/review/lost")
+    blog.ok("run", "--until-idle")
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "PUBLISHED", blog.job(job_id)["events"]
+    assert job["remote_commit"] == person.git("rev-parse", "HEAD")
+    assert review_branches(blog) == {}  # the branch the person deleted stays deleted

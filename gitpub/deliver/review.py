@@ -81,8 +81,15 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
         )
         return {j.job_id: why for j in held}
     results: Results = {}
-    heads = batch.job_commits(ctx, list(held), results)
     tip = ctx.repo.resolve(ctx.tracking_ref)
+    line = _first_parents(ctx, tip) if tip is not None else []
+    for job in held:
+        # Merged while its answer was lost (a crash after the push, then a person's merge):
+        # pushing it again would only bring back a branch the person deleted.
+        merged = _merged(ctx, job, line)
+        if merged is not None:
+            results[job.job_id] = Result("published", "merged from review", merged)
+    heads = batch.job_commits(ctx, [j for j in held if j.job_id not in results], results)
     pub = ctx.config.publish
     for job in held:
         if job.job_id not in heads or job.job_id in results:
@@ -162,11 +169,7 @@ def watch(ctx: Context) -> list[Job]:
     line = _first_parents(ctx, tip)
     moves: list[Move] = []
     for job in waiting:
-        try:
-            entries = load_manifest(ctx, job)
-        except ArtifactsDamaged:
-            continue  # nothing to match by: left for `doctor` and a person
-        merged = _first_holding(ctx, line, entries)
+        merged = _merged(ctx, job, line)
         if merged is not None:
             moves.append(
                 Move(
@@ -211,6 +214,16 @@ def watch(ctx: Context) -> list[Job]:
     if published:
         discard_worktrees(ctx, [j.job_id for j in published])
     return list(done.values())
+
+
+def _merged(ctx: Context, job: Job, line: list[Oid]) -> Oid | None:
+    """The commit of the published branch that brought the job's bytes, or None (also when
+    its manifest is damaged: nothing to match by, left for `doctor` and a person)."""
+    try:
+        entries = load_manifest(ctx, job)
+    except ArtifactsDamaged:
+        return None
+    return _first_holding(ctx, line, entries)
 
 
 def _first_parents(ctx: Context, tip: Oid) -> list[Oid]:

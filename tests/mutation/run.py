@@ -515,9 +515,8 @@ MUTANTS = (
     Mutant(
         "a squash merge is not recognised (confirmed by trailers only)",
         "gitpub/deliver/review.py",
-        "        merged = _first_holding(ctx, line, entries)\n",
-        "        from gitpub.deliver import confirm\n\n"
-        "        merged = confirm.find_published(ctx, job)\n",
+        "    return _first_holding(ctx, line, entries)\n",
+        "    from gitpub.deliver import confirm\n\n    return confirm.find_published(ctx, job)\n",
         (WORKFLOWS + "test_review_mode_publishes_what_a_person_merges_and_nothing_else",),
     ),
     Mutant(
@@ -550,6 +549,13 @@ MUTANTS = (
         "            checked.passed.update({commit: parent}) or []\n"
         "        )\n",
         (WORKFLOWS + "test_a_review_push_goes_through_the_write_set_guard",),
+    ),
+    Mutant(
+        "a review job merged while its answer was lost is pushed again",
+        "gitpub/deliver/review.py",
+        '            results[job.job_id] = Result("published", "merged from review", merged)\n',
+        "            pass\n",
+        (WORKFLOWS + "test_a_merge_made_while_the_push_answer_was_lost_is_not_pushed_again",),
     ),
     Mutant(
         "a new revision cannot replace its review branch",
