@@ -28,7 +28,8 @@ from gitpub.deliver.batch import Result, Results
 from gitpub.deliver.commit import ArtifactsDamaged, load_manifest
 from gitpub.deliver.confirm import differing_paths
 from gitpub.git.process import git_out
-from gitpub.prepare import discard_worktrees, manifest
+from gitpub.prepare import manifest
+from gitpub.prepare.jobtree import discard_worktrees
 from gitpub.store import jobs, leases, outbox, reads
 from gitpub.store.jobs import Job, LeaseLost, Move
 
