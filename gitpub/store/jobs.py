@@ -43,6 +43,9 @@ class JobUpdate(TypedDict, total=False):
     lease_expires_at: str | None
     requested_target: str | None
     withdrawn_at: str | None
+    scheduled_at: str | None
+    review: int
+    review_branch: str | None
 
 
 class LeaseLost(Signal):
