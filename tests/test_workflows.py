@@ -7,7 +7,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from conftest import CONFIG, Blog, article, make_blog, until_due, wait_for
+from conftest import CONFIG, Blog, article, git, make_blog, until_due, wait_for
 
 
 def due_time(job: dict[str, object]) -> float:
@@ -201,24 +201,30 @@ def test_an_unreachable_remote_never_reads_as_a_rejection(blog: Blog) -> None:
 
 
 def test_a_review_push_goes_through_the_write_set_guard(blog: Blog) -> None:
-    """A job commit that would delete a person's file never reaches a review branch either."""
-    person = blog.clone("person")
-    (person.root / "content/posts/existing.md").write_text("a person's post\n")
-    person.git("add", "-A")
-    person.git("commit", "--quiet", "-m", "a person's post")
-    person.git("push", "--quiet", "origin", "HEAD:main")
-    blog.git("fetch", "--quiet", "origin")
-    src = blog.root.parent / "clash.md"
-    src.write_text(article("Clash", "Body."))
-    job_id = blog.submit_args(
-        "clash", src, "--review", "--target", "content/posts/existing.md/child.md"
-    )
+    """The job commit was replaced (its ref moved by anyone with a shell on the node) by one
+    carrying the job's trailers and files but also deleting README.md: it never reaches a
+    review branch either. Only the guard stands in the way."""
+    job_id = blog.submit("forged", article("Forged", "Body.", slug="forged"), "--review")
+    died = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
+    assert died.returncode == 137
+    ref = f"refs/blog-jobs/{job_id}"
+    real = blog.git("rev-parse", ref)
+    index = blog.root.parent / "forged.index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    git(blog.root, "read-tree", real, env=env)
+    git(blog.root, "rm", "--quiet", "--cached", "README.md", env=env)
+    tree = git(blog.root, "write-tree", env=env)
+    message = blog.git("log", "-1", "--format=%B", real)
+    forged = git(blog.root, "commit-tree", tree, "-p", f"{real}~1", "-m", message)
+    blog.git("update-ref", ref, forged, real)
+
     blog.ok("run", "--until-idle")
     shown = blog.job(job_id)
     assert shown["job"]["state"] == "REVIEW", shown["events"]
     assert shown["job"]["failure_code"] == "write_set_violation"
+    assert any("README.md: deleted" in str(e["detail"]) for e in shown["events"])
     assert review_branches(blog) == {}
-    assert blog.remote_git("show", "main:content/posts/existing.md") == "a person's post"
+    assert blog.remote_file("README.md") == b"a blog\n"
 
 
 def test_a_lost_database_is_rebuilt_with_the_schedule_and_the_review_mode(blog: Blog) -> None:
