@@ -53,6 +53,8 @@ class Publisher:
         topic: str | None = None,
         allow: Sequence[str] = (),
         assets: Mapping[str, bytes] | None = None,
+        at: str | None = None,
+        review: bool = False,
     ) -> Submitted:
         """Register the publication; durable when this returns. Same key and source → same
         job; the same key with another source (or target) raises `KeyReused`.
@@ -61,11 +63,22 @@ class Publisher:
         fingerprint) before anything is recorded; pass a fingerprint in `allow` to publish
         that finding as written. `assets` (path → bytes, the path relative to the article's
         folder: `a.png`, `images/a.png`) go beside the article, in the same commit; a text
-        asset is held to the same rule."""
+        asset is held to the same rule. `at` (ISO 8601 with an offset, or `+N{s,m,h,d}`)
+        schedules it: the job waits in SCHEDULED until then. `review` pushes it to a review
+        branch; it is published once a person merges that branch."""
         files = dict(assets or {})
         labels = {rel: f"asset {rel!r} for key {key!r}" for rel in files}
         request = intake.Request(
-            key, source, target, topic, tuple(allow), files, f"source for key {key!r}", labels
+            key,
+            source,
+            target,
+            topic,
+            tuple(allow),
+            files,
+            f"source for key {key!r}",
+            labels,
+            at,
+            review,
         )
         job, created = intake.accept(self.path, request)
         return Submitted(job.job_id, job.state.value, created)
@@ -79,10 +92,20 @@ class Publisher:
         topic: str | None = None,
         allow: Sequence[str] = (),
         assets: Mapping[str, bytes] | None = None,
+        at: str | None = None,
+        review: bool = False,
     ) -> Submitted:
         """`submit` without blocking the event loop (a few milliseconds of SQLite and fsync)."""
         return await asyncio.to_thread(
-            self.submit, source, key=key, target=target, topic=topic, allow=allow, assets=assets
+            self.submit,
+            source,
+            key=key,
+            target=target,
+            topic=topic,
+            allow=allow,
+            assets=assets,
+            at=at,
+            review=review,
         )
 
     def status(self, job_id: str) -> dict[str, Any]:

@@ -125,3 +125,8 @@ def test_scale_benchmark_publishes_on_a_built_history_and_reads_peak_memory(
     assert "blog: 200 commits, 200 articles" in out
     assert "ended PUBLISHED" in out  # the big source went through, its peak memory measured
     assert list(tmp_path.glob("gitpub-bench-scale-*-c200-a200.git/.complete"))
+
+
+def test_review_benchmark_runs_and_settles_nothing(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_review.py", "--jobs", "2", "--rounds", "1")
+    assert [line.split()[0] for line in out.splitlines()[1:]] == ["fetch", "watch,", "watch,"]

@@ -159,8 +159,17 @@ def assert_exactly_once(
 # Every crash point on a job's path; a point added to gitpub.core.crash joins the matrix by itself.
 # The others belong to paths a plain job never takes: fonts (the font test below and
 # test_fonts_publish; a job worktree is made only to rebuild subsets or for a person) and
-# external_sync (test_external_sync).
-ELSEWHERE = ("during_font_regeneration", "during_external_sync_push", "during_worktree_add")
+# external_sync (test_external_sync), and the workflows' own points, which the second matrix
+# below drives with scheduled and reviewed jobs.
+SCHEDULE_POINTS = ("after_schedule_due",)
+REVIEW_POINTS = ("after_review_push_before_db", "after_review_merged_before_db")
+ELSEWHERE = (
+    "during_font_regeneration",
+    "during_external_sync_push",
+    "during_worktree_add",
+    *SCHEDULE_POINTS,
+    *REVIEW_POINTS,
+)
 POINTS = [p for p in crash.POINTS if p not in ELSEWHERE]
 assert POINTS[0] == "after_received"  # the one point in `submit`, handled apart below
 
@@ -195,6 +204,81 @@ def test_crash_at_every_point_then_restart(tmp_path: Path, point: str, jobs: int
         # The commit existed before the database knew it: recovery found it, no second one.
         steps = [e["step"] for e in blog.job(ids[0])["events"]]
         assert "recover:found-commit" in steps
+
+
+def test_every_crash_point_is_in_a_matrix() -> None:
+    """A point nobody kills gitpub at is a promise nobody checks."""
+    workflow = [p for p, _ in WORKFLOW_CASES]
+    fonts = ["during_font_regeneration", "during_worktree_add"]
+    assert set(crash.POINTS) <= {*POINTS, *workflow, *fonts, "during_external_sync_push"}
+
+
+# The workflows' crash matrix: each new point, and the shared points a review job passes on
+# its own path (its commit is stacked alone on the published tip, then pushed to its branch).
+WORKFLOW_CASES = [
+    *[(p, "scheduled") for p in SCHEDULE_POINTS],
+    *[
+        (p, "review")
+        for p in (*REVIEW_POINTS, "during_batch_stacking", "after_batch_refs_before_db")
+    ],
+]
+
+
+def person_merges_every_review_branch(blog: Blog) -> None:
+    """A person merges each review branch with a merge commit (which keeps the job commit and
+    its trailers on the published branch), deletes the branches, pushes once."""
+    person = blog.clone("person")
+    person.git("fetch", "--quiet", "origin")
+    branches = person.git(
+        "for-each-ref", "--format=%(refname:short)", "refs/remotes/origin/blogpub/review/"
+    ).split()
+    assert branches
+    for ref in branches:
+        person.git("merge", "--quiet", "--no-ff", "-m", f"Merge {ref}", ref)
+    gone = [":" + ref.removeprefix("origin/") for ref in branches]
+    person.git("push", "--quiet", "origin", "HEAD:main", *gone)
+
+
+@pytest.mark.parametrize(("point", "flow"), WORKFLOW_CASES)
+def test_crash_at_every_workflow_point_then_restart(tmp_path: Path, point: str, flow: str) -> None:
+    blog, draft_log = counting_blog(tmp_path)
+    env = {"DRAFT_LOG": str(draft_log)}
+    extra = ("--at", "+2s") if flow == "scheduled" else ("--review",)
+    ids = [blog.submit(f"k{i}", article(f"Post {i}", distinct(i)), *extra) for i in range(2)]
+    if flow == "scheduled":
+        for job_id in ids:
+            job = blog.job(job_id)["job"]
+            assert job["state"] == "SCHEDULED"
+            until_due({**job, "next_retry_at": job["scheduled_at"]})
+    if point == "after_review_merged_before_db":
+        blog.ok("run", "--until-idle", env=env)
+        person_merges_every_review_branch(blog)
+    res = blog.blogpub("run", "--until-idle", env={**env, "GITPUB_CRASH_AT": point})
+    assert res.returncode == 137, res.stderr
+    blog.ok("run", "--until-idle", env=env)
+    if flow == "scheduled":
+        assert_exactly_once(blog, ids, draft_log)
+        return
+    if point != "after_review_merged_before_db":
+        for job_id in ids:
+            job = blog.job(job_id)["job"]
+            assert job["state"] == "IN_REVIEW", blog.job(job_id)["events"]
+            # One job commit on the published tip: a re-push after the crash replaced it.
+            branch = job["review_branch"]
+            assert blog.remote_git("rev-parse", f"{branch}~1") == blog.remote_git(
+                "rev-parse", "main"
+            )
+        person_merges_every_review_branch(blog)
+        blog.ok("run", "--until-idle", env=env)
+    for job_id in ids:
+        job = blog.job(job_id)["job"]
+        assert job["state"] == "PUBLISHED", blog.job(job_id)["events"]
+        assert blog.commits_with_job(job_id) == 1
+    assert drafts(draft_log) == Counter({j: 1 for j in ids})
+    # gitpub never pushed to the published branch: the person's merge is its only push.
+    assert [p for p in pushes(blog) if p.startswith("refs/heads/main ")] == [
+        f"refs/heads/main {blog.remote_git('rev-parse', 'main')}"
+    ]
 
 
 def test_recovery_falls_back_to_trailer_search_without_the_job_ref(tmp_path: Path) -> None:

@@ -61,6 +61,19 @@ SUBMIT = (
         "Publish this finding as written (repeatable; `git blogpub scan` prints fingerprints).",
         metavar="FINGERPRINT",
     ),
+    Option(
+        "--at",
+        "at",
+        VALUE,
+        "Publish at this time: ISO 8601 with an offset, or +N{s,m,h,d}; waits in SCHEDULED.",
+        metavar="WHEN",
+    ),
+    Option(
+        "--review",
+        "review",
+        FLAG,
+        "Push to a review branch instead; published once a person merges it.",
+    ),
     Option("--json", "as_json", FLAG, "Print one JSON object."),
 )
 

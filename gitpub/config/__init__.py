@@ -41,6 +41,8 @@ class PublishConfig(NamedTuple):
     author: str | None = None  # "Name <email>" of job commits; None: gitpub <gitpub@NODE>
     sign: bool = False  # sign job commits with git's own signing setup
     path: str | None = None  # template: {slug}, {title}, {date:<strftime>}
+    review: bool = False  # push each job to <review_prefix><slug>; published by a person's merge
+    review_prefix: str = "blogpub/review/"
 
 
 class FontsConfig(NamedTuple):

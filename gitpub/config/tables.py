@@ -173,7 +173,18 @@ def _font_source(path: Path, value: str) -> str:
 def publish(path: Path, data: Any) -> PublishConfig:
     r = _Reader(path, "publish", data)
     r.check_known(
-        {"remote", "branch", "content", "suffixes", "max_source_bytes", "author", "sign", "path"}
+        {
+            "remote",
+            "branch",
+            "content",
+            "suffixes",
+            "max_source_bytes",
+            "author",
+            "sign",
+            "path",
+            "review",
+            "review_prefix",
+        }
     )
     d = PublishConfig()
     content = tuple(
@@ -192,6 +203,13 @@ def publish(path: Path, data: Any) -> PublishConfig:
             raise ConfigError(f"{path}: publish.path = {template!r}: {why}")
     remote = r.string("remote", d.remote)
     branch = r.string("branch", d.branch)
+    prefix = r.string("review_prefix", d.review_prefix)
+    if not prefix.endswith("/"):
+        raise ConfigError(f"{path}: publish.review_prefix must end with '/', got {prefix!r}")
+    _branch_name(path, "publish.review_prefix", prefix, f"refs/heads/{prefix}x")
+    if prefix.startswith(branch + "/"):
+        # git cannot hold both refs/heads/main and refs/heads/main/…
+        raise ConfigError(f"{path}: publish.review_prefix {prefix!r} is inside publish.branch")
     return PublishConfig(
         path=template,
         remote=_branch_name(path, "publish.remote", remote, f"refs/remotes/{remote}/x"),
@@ -201,6 +219,8 @@ def publish(path: Path, data: Any) -> PublishConfig:
         max_source_bytes=r.integer("max_source_bytes", d.max_source_bytes, lo=1, hi=2**30),
         author=_author(path, r.data.get("author")),
         sign=r.boolean("sign", d.sign),
+        review=r.boolean("review", d.review),
+        review_prefix=prefix,
     )
 
 

@@ -21,6 +21,9 @@ POINTS = (
     "after_batch_confirmed_before_db",
     "after_published_before_cleanup",
     "during_external_sync_push",
+    "after_schedule_due",
+    "after_review_push_before_db",
+    "after_review_merged_before_db",
 )
 
 

@@ -9,6 +9,7 @@ from gitpub.core.errors import IllegalTransition
 
 class State(str, enum.Enum):
     RECEIVED = "RECEIVED"
+    SCHEDULED = "SCHEDULED"
     PREPARING = "PREPARING"
     SKIPPED = "SKIPPED"
     REVIEW = "REVIEW"
@@ -17,6 +18,7 @@ class State(str, enum.Enum):
     LOCAL_COMMITTING = "LOCAL_COMMITTING"
     LOCAL_COMMITTED = "LOCAL_COMMITTED"
     PUSHING = "PUSHING"
+    IN_REVIEW = "IN_REVIEW"
     RETRY_WAIT = "RETRY_WAIT"
     PUBLISHED = "PUBLISHED"
     CONFLICT = "CONFLICT"
@@ -36,17 +38,26 @@ NEEDS_PERSON = frozenset({S.REVIEW, S.CONFLICT, S.FAILED})
 
 TRANSITIONS: dict[State, frozenset[State]] = {
     S.RECEIVED: frozenset({S.PREPARING}),
+    # `submit --at` creates a job SCHEDULED; at its time it goes the way of every job.
+    S.SCHEDULED: frozenset({S.RECEIVED}),
     S.PREPARING: frozenset({S.SKIPPED, S.REVIEW, S.READY_TO_COMMIT}),
     S.READY_TO_COMMIT: frozenset({S.LOCAL_COMMITTING, S.RECHECK_CANDIDATES}),
     S.LOCAL_COMMITTING: frozenset({S.LOCAL_COMMITTED, S.RECOVERING}),
     S.LOCAL_COMMITTED: frozenset({S.PUSHING, S.RECHECK_CANDIDATES}),
     # PUSHING -> REVIEW: the write-set guard refused the commit (gitpub.deliver.guard).
-    S.PUSHING: frozenset({S.PUBLISHED, S.RETRY_WAIT, S.CONFLICT, S.REVIEW, S.RECHECK_CANDIDATES}),
+    # PUSHING -> IN_REVIEW: review mode pushed the commit to its own review branch.
+    S.PUSHING: frozenset(
+        {S.PUBLISHED, S.RETRY_WAIT, S.CONFLICT, S.REVIEW, S.RECHECK_CANDIDATES, S.IN_REVIEW}
+    ),
+    # A person merged it (PUBLISHED, by content), deleted its branch unmerged (REVIEW), or a
+    # newer revision of the same article took over its review branch (SKIPPED).
+    S.IN_REVIEW: frozenset({S.PUBLISHED, S.REVIEW, S.SKIPPED}),
     S.RETRY_WAIT: frozenset({S.PUSHING, S.FAILED}),
     S.RECHECK_CANDIDATES: frozenset({S.SKIPPED, S.LOCAL_COMMITTED, S.CONFLICT, S.REVIEW}),
     S.RECOVERING: frozenset({S.LOCAL_COMMITTED, S.LOCAL_COMMITTING, S.REVIEW}),
-    # FAILED leaves only through a successful delivery probe, or an operator (below).
-    S.FAILED: frozenset({S.PUBLISHED}),
+    # FAILED leaves only through a successful delivery probe (for review mode: a push to its
+    # review branch), or an operator (below).
+    S.FAILED: frozenset({S.PUBLISHED, S.IN_REVIEW}),
     S.PUBLISHED: frozenset(),
     S.SKIPPED: frozenset(),
     S.REVIEW: frozenset(),
@@ -54,6 +65,8 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 }
 
 OPERATOR_TRANSITIONS: dict[State, frozenset[State]] = {
+    # retry = publish now, without waiting for its time; abandon = never.
+    S.SCHEDULED: frozenset({S.RECEIVED, S.SKIPPED}),
     S.REVIEW: frozenset({S.RECEIVED, S.SKIPPED}),
     S.CONFLICT: frozenset({S.RECEIVED, S.SKIPPED}),
     S.FAILED: frozenset({S.RECEIVED, S.SKIPPED}),

@@ -22,7 +22,8 @@ from gitpub.prepare import target as rules
 from gitpub.store import jobs, leases
 from gitpub.store.jobs import Job, Move
 
-Outcome = Literal["published", "retry", "conflict", "review", "recheck", "fault"]
+# in_review: pushed to its review branch (gitpub.deliver.review), waiting for a person's merge
+Outcome = Literal["published", "retry", "conflict", "review", "recheck", "fault", "in_review"]
 """What delivery made of one job: relay turns each into its state (recheck: judged first;
 fault: the worker's failure accounting)."""
 
@@ -61,7 +62,7 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
 
     `probes` are jobs whose retry budget is spent (FAILED): they are pushed like the others
     but never judged again."""
-    failed = _fetch(ctx, held)
+    failed = fetch_result(ctx, held)
     if failed:
         return {j.job_id: failed for j in held}
     results: Results = {}
@@ -72,7 +73,7 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
             results[job.job_id] = Result(
                 "published", "found on remote before pushing", found[job.job_id]
             )
-    heads = _job_commits(ctx, [j for j in held if j.job_id not in results], results)
+    heads = job_commits(ctx, [j for j in held if j.job_id not in results], results)
     pending = [j for j in held if j.job_id in heads and j.job_id not in results]
     races = ctx.config.retry.push_races
     for race in range(races):
@@ -84,7 +85,7 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
     return results
 
 
-def _job_commits(ctx: Context, held: list[Job], results: Results) -> dict[str, Oid]:
+def job_commits(ctx: Context, held: list[Job], results: Results) -> dict[str, Oid]:
     """Each job's commit, whole; a job whose commit cannot be had drops out with its fault."""
     try:
         return replay.job_commits(ctx, held)
@@ -119,21 +120,21 @@ def _push_round(
             results[job.job_id] = Result("retry", f"remote branch {pub.branch!r} does not exist")
         return []
     checked = guard.Checked()
-    stacked, stack = _stack(ctx, pending, heads, tip, probes, results, checked)
+    stacked, stack = stack_jobs(ctx, pending, heads, tip, probes, results, checked)
     if not stacked:
         return []
-    stacked = _record_stack(ctx, stacked, heads)
+    stacked = record_stack(ctx, stacked, heads)
     crash.point("after_rebase_before_push")
     pushed = guard.push(repo, checked, pub.remote, tip, stack, pub.branch)
     if pushed.ok:
         crash.point("after_push_before_db")
         _note_all(ctx, stacked, "push", lambda j: {"commit": heads[j.job_id], "race": race})
     elif not pushed.rejected_non_ff and not faults.ref_lock_race(pushed.stderr):
-        failure = _push_failed(ctx, stacked, heads, pushed.stderr)
+        failure = push_failed(ctx, stacked, heads, pushed.stderr)
         for job in stacked:
             results[job.job_id] = failure
         return []
-    failed = _fetch(ctx, stacked)
+    failed = fetch_result(ctx, stacked)
     if failed:
         for job in stacked:
             results[job.job_id] = failed
@@ -157,7 +158,7 @@ def _push_round(
     return left
 
 
-def _stack(
+def stack_jobs(
     ctx: Context,
     pending: list[Job],
     heads: dict[str, Oid],
@@ -234,7 +235,7 @@ def _conflict_or_clash(ctx: Context, job: Job, tip: Oid, conflict: list[str]) ->
     )
 
 
-def _record_stack(ctx: Context, stacked: list[Job], heads: dict[str, Oid]) -> list[Job]:
+def record_stack(ctx: Context, stacked: list[Job], heads: dict[str, Oid]) -> list[Job]:
     """The job refs at the rebased commits (one ref transaction), then the database (one
     SQLite transaction): a crash between the two leaves refs that recovery trusts anyway,
     since each ref names a commit carrying the job's trailers and manifest."""
@@ -260,7 +261,7 @@ def _note_all(ctx: Context, held: list[Job], step: str, detail: Any) -> None:
         jobs.transition_all(ctx.store, [Move(j, None, step, detail(j)) for j in held])
 
 
-def _push_failed(ctx: Context, stacked: list[Job], heads: dict[str, Oid], stderr: str) -> Result:
+def push_failed(ctx: Context, stacked: list[Job], heads: dict[str, Oid], stderr: str) -> Result:
     """A push that failed for another reason than a moved remote: git's own cause in the
     reason (not the porcelain's closing "Done"), its whole output in the event."""
     repo = ctx.repo
@@ -278,7 +279,7 @@ def _push_failed(ctx: Context, stacked: list[Job], heads: dict[str, Oid], stderr
     )
 
 
-def _fetch(ctx: Context, held: Sequence[Job]) -> Result | None:
+def fetch_result(ctx: Context, held: Sequence[Job]) -> Result | None:
     """Fetch the published branch; a retry Result when the remote cannot be reached."""
     try:
         repaired = fetch_repairing(ctx)

@@ -111,13 +111,24 @@ def own_changes(repo: Repo, base: Oid | None, local: Oid, derived: frozenset[str
     return WriteSet(files, frozenset(deletes), frozenset(executable), derived)
 
 
-def push(repo: Repo, checked: Checked, remote: str, tip: Oid, head: Oid, branch: str) -> PushResult:
+def push(
+    repo: Repo,
+    checked: Checked,
+    remote: str,
+    tip: Oid,
+    head: Oid,
+    branch: str,
+    *,
+    expect: str | None = None,
+) -> PushResult:
     """Push `head` onto the remote branch at `tip`, provided every commit in between passed
-    the write-set check against exactly the tree it lands on."""
+    the write-set check against exactly the tree it lands on. `expect`: see `Repo.push` (a
+    review branch is replaced, not fast-forwarded: its commit always sits on the published
+    branch's tip)."""
     at = head
     while at != tip:
         parent = checked.passed.get(at)
         if parent is None:
             raise InternalError(f"commit {at} was never checked against its write set")
         at = parent
-    return repo.push(remote, head, branch)
+    return repo.push(remote, head, branch, expect=expect)

@@ -21,7 +21,7 @@ from gitpub.context import Context
 from gitpub.core import clock, crash
 from gitpub.core.errors import GitCommandError
 from gitpub.core.states import State
-from gitpub.deliver import batch, recheck, replay
+from gitpub.deliver import batch, recheck, replay, review
 from gitpub.deliver.batch import Result, fetch_repairing
 from gitpub.git import trailers
 from gitpub.git.process import run_git
@@ -59,8 +59,12 @@ def deliver_all(ctx: Context, held: Sequence[Job]) -> Delivered:
         [Move(j, State.PUSHING, "relay:start", {"attempt": j.attempt + 1}) for j in starting],
     )
     held = [fresh.get(j.job_id, j) for j in held]
+    plain = [j for j in held if not j.review]
+    reviewed = [j for j in held if j.review]
     with ctx.locks.hold("delivery"):
-        results = batch.deliver_locked(ctx, held, probes)
+        results = batch.deliver_locked(ctx, plain, probes) if plain else {}
+        if reviewed:
+            results.update(review.deliver_locked(ctx, reviewed, probes))
     # The locked part recorded events: settle from the rows as they are now.
     current: dict[str, Job] = {
         j.job_id: jobs.get(ctx.store, j.job_id) or j for j in held if j.job_id in results
@@ -122,6 +126,9 @@ def _settle_all(
 
 def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
     retry = ctx.config.retry
+    if result.kind == "in_review":
+        # On its review branch (a probe's push too): now it waits for a person's merge.
+        return review.in_review_moves(ctx, job, result)
     if result.kind == "published":
         return [
             Move(

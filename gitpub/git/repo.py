@@ -236,9 +236,21 @@ class Repo:
         spec = f"+refs/heads/{branch}:{self.tracking_ref(remote, branch)}"
         run_git(["fetch", "--quiet", "--no-tags", remote, spec], cwd or self.root)
 
-    def push(self, remote: str, src: str, branch: str, cwd: Path | None = None) -> PushResult:
+    def push(
+        self,
+        remote: str,
+        src: str,
+        branch: str,
+        cwd: Path | None = None,
+        *,
+        expect: str | None = None,
+    ) -> PushResult:
+        """Push `src` to `branch`. With `expect` (a commit id, or "" for "absent") the push
+        replaces whatever the branch holds provided it is still `expect`: a compare-and-swap
+        for branches gitpub owns alone (review branches), never for the published one."""
+        lease = [] if expect is None else [f"--force-with-lease=refs/heads/{branch}:{expect}"]
         proc = run_git(
-            ["push", "--porcelain", remote, f"{src}:refs/heads/{branch}"],
+            ["push", "--porcelain", *lease, remote, f"{src}:refs/heads/{branch}"],
             cwd or self.root,
             check=False,
         )

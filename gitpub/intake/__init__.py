@@ -22,7 +22,7 @@ from gitpub.intake import checks
 from gitpub.scan.sanitize import sanitize, sanitize_name
 from gitpub.store import folders as jobrecord
 from gitpub.store import jobs, reads
-from gitpub.store.db import Store, now
+from gitpub.store.db import Store, at, now
 from gitpub.store.jobs import Job, append_event, get
 
 
@@ -37,6 +37,8 @@ class Request(NamedTuple):
     assets: Mapping[str, bytes] = MappingProxyType({})  # path beside the article -> bytes
     source: str = "source"  # how errors name the text: a file name, `<stdin>`, …
     labels: Mapping[str, str] = MappingProxyType({})  # how errors name each asset
+    at: str | None = None  # `--at`: ISO 8601 with an offset, or `+N{s,m,h,d}`
+    review: bool = False  # `--review`: to a review branch; published by a person's merge
 
 
 def check(cfg: Config, root: Path, req: Request) -> Request:
@@ -56,6 +58,7 @@ def check(cfg: Config, root: Path, req: Request) -> Request:
     topic = req.topic
     if topic is not None:
         topic = checks.no_secret(checks.text_argument(topic, "--topic"), "--topic")
+    when = None if req.at is None else _when(checks.text_argument(req.at, "--at"))
     text = checks.text_argument(req.text, req.source)
     text = checks.decode_source(text.encode("utf-8"), req.source, cfg.publish.max_source_bytes)
     scan.refuse(text, req.source, allow=allowed)
@@ -64,7 +67,19 @@ def check(cfg: Config, root: Path, req: Request) -> Request:
         checks.check_asset_path(checks.text_argument(rel, "--asset"))
         scan.refuse_file(data, req.labels.get(rel, f"--asset {rel}"), allow=allowed)
         assets[rel] = data
-    return req._replace(key=key, text=text, target=target, topic=topic, allow=allow, assets=assets)
+    return req._replace(
+        key=key, text=text, target=target, topic=topic, allow=allow, assets=assets, at=when
+    )
+
+
+def _when(text: str) -> str:
+    """`--at` as the store writes times (UTC, sorting in time order), or the line refusing it."""
+    from gitpub.core.timespec import parse_when  # `submit` without --at never imports it
+
+    try:
+        return at(parse_when(text))
+    except (ValueError, OverflowError, OSError) as exc:
+        raise InputError(f"--at {exc}") from None
 
 
 def accept(path: Path, req: Request) -> tuple[Job, bool]:
@@ -84,6 +99,8 @@ def accept(path: Path, req: Request) -> tuple[Job, bool]:
             topic=req.topic,
             allow=req.allow,
             assets=req.assets,
+            scheduled_at=req.at,
+            review=req.review,
         )
     if created:
         crash.point("after_received")
@@ -151,8 +168,14 @@ def create(
     target: str | None = None,
     assets: Mapping[str, bytes] | None = None,
     conn_hook: Callable[[sqlite3.Connection, str], None] | None = None,
+    scheduled_at: str | None = None,
+    review: bool = False,
 ) -> tuple[Job, bool]:
     """Create the job for `key`, or return the existing one (created=False).
+
+    A job with a `scheduled_at` still to come is created SCHEDULED: recorded (and durable)
+    now, prepared and delivered once its time has come. A time already past is simply now.
+    `review` (or `[publish] review`) sends it to a review branch instead of the published one.
 
     The idempotency key says "the same request again" (the same key with another source is
     refused: KeyReused); the source hash is only an index: the same text submitted next week
@@ -169,6 +192,8 @@ def create(
     source_path = ctx.job_dir(job_id) / "source.txt"
     source_sha256 = sha256_hex(clean.encode("utf-8"))
     stamp = now()
+    state = State.SCHEDULED if scheduled_at is not None and scheduled_at > stamp else State.RECEIVED
+    review = review or ctx.config.publish.review
     # The files first, then the row: a crash between them leaves an orphan folder that gc
     # removes, never a row pointing at nothing. The record makes the folder enough to
     # rebuild the row from, should the database ever be lost.
@@ -186,6 +211,8 @@ def create(
             "topic": sanitize(topic) if topic is not None else None,
             "created_at": stamp,
             "source_sha256": source_sha256,
+            "scheduled_at": scheduled_at,
+            "review": review,
         },
     )
     try:
@@ -197,11 +224,13 @@ def create(
                     "idempotency_key": key_hash(key),
                     "key_display": sanitize_name(key),
                     "kind": kind,
-                    "state": State.RECEIVED.value,
+                    "state": state.value,
                     "source_sha256": source_sha256,
                     "source_path": str(source_path.relative_to(ctx.state_dir)),
                     "topic": topic,
                     "requested_target": target,
+                    "scheduled_at": scheduled_at,
+                    "review": int(review),
                     "max_attempts": ctx.config.retry.max_attempts,
                     "created_at": stamp,
                     "updated_at": stamp,
@@ -211,12 +240,14 @@ def create(
                 conn,
                 job_id,
                 None,
-                State.RECEIVED,
+                state,
                 "submit",
                 {
                     "key": sanitize_name(key),
                     "kind": kind,
                     "target": target,
+                    **({"scheduled_at": scheduled_at} if scheduled_at else {}),
+                    **({"review": True} if review else {}),
                     **({"allow": sorted(allow)} if allow else {}),
                     **({"assets": sorted(assets)} if assets else {}),
                 },
@@ -247,12 +278,15 @@ def submit(
     topic: str | None = None,
     allow: Sequence[str] = (),
     assets: Mapping[str, bytes] | None = None,
+    at: str | None = None,
+    review: bool = False,
 ) -> tuple[Job, bool]:
     """`accept` inside an open context (the demo, a test): the same checks, then create."""
+    files = MappingProxyType(dict(assets or {}))
     req = check(
         ctx.config,
         ctx.repo.root,
-        Request(key, text, target, topic, tuple(allow), MappingProxyType(dict(assets or {}))),
+        Request(key, text, target, topic, tuple(allow), files, at=at, review=review),
     )
     return create(
         ctx,
@@ -262,6 +296,8 @@ def submit(
         topic=req.topic,
         allow=req.allow,
         assets=req.assets,
+        scheduled_at=req.at,
+        review=req.review,
     )
 
 

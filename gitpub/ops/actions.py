@@ -43,10 +43,15 @@ def _require_operable(ctx: Context, job_id: str, verb: str) -> Job:
     if job.state not in OPERATOR_TRANSITIONS or (job.state is State.PUBLISHED and not withdrawn):
         raise InputError(
             f"job {job.job_id} is {job.state.value}; {verb} applies to REVIEW, CONFLICT or FAILED"
+            + (" (or SCHEDULED)" if verb != "resolve --continue" else "")
             + (" (and retry to a withdrawn publication)" if verb == "retry" else "")
         )
     if withdrawn and verb != "retry":
         raise InputError(f"job {job.job_id} is a withdrawn publication; only retry applies")
+    if job.state is State.SCHEDULED and verb == "resolve --continue":
+        raise InputError(
+            f"job {job.job_id} is SCHEDULED; `retry` publishes it now, `resolve --abandon` drops it"
+        )
     return job
 
 

@@ -228,6 +228,11 @@ def _plan(ctx: Context, folder: Path) -> Plan | str:
         "attempt": 0,
         "created_at": rec.get("created_at") or lost.folder_time(folder) or stamp,
         "updated_at": stamp,
+        # The workflow a writer chose: review mode, and a time to wait for (`submit --at`).
+        "review": 1 if rec.get("review") is True else 0,
+        "scheduled_at": rec.get("scheduled_at")
+        if isinstance(rec.get("scheduled_at"), str)
+        else None,
     }
     found = rec.get("outcome")
     outcome: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -240,6 +245,9 @@ def _plan(ctx: Context, folder: Path) -> Plan | str:
         state = State(outcome["state"])
         values["failure_code"] = outcome.get("failure_code")
         evidence.append(f"recorded outcome {state.value}")
+    elif values["scheduled_at"] and values["scheduled_at"] > stamp:
+        state = State.SCHEDULED
+        evidence.append(f"scheduled for {values['scheduled_at']}")
     else:
         state = State.RECEIVED
     draft = folder / "steps" / "draft.json"

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from gitpub import prepare
 from gitpub.context import Context
+from gitpub.core import crash
 from gitpub.core.errors import GitpubError
 from gitpub.core.states import State
 from gitpub.deliver import commit, faults, relay
@@ -82,7 +83,11 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
     while True:
         job = renew(job)  # a checkpoint: a stolen lease stops us here
         state = job.state
-        if state in (State.RECEIVED, State.PREPARING):
+        if state is State.SCHEDULED:
+            # Only claimed once due (store.reads.due); from here on it is any received job.
+            job = jobs.transition(ctx.store, job, State.RECEIVED, "schedule:due", {"at": now()})
+            crash.point("after_schedule_due")
+        elif state in (State.RECEIVED, State.PREPARING):
             job = prepare.prepare(ctx, job, renew)
         elif state is State.RECHECK_CANDIDATES:
             job = relay.resume_recheck(ctx, job)

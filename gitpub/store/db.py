@@ -117,6 +117,16 @@ _MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     # version 4: a PUBLISHED job whose content left the published branch (a takedown, a
     # force-push) is marked withdrawn, never published again by itself.
     "ALTER TABLE blog_publication ADD COLUMN withdrawn_at TEXT",
+    # version 5: publishing workflows. `submit --at` records when a SCHEDULED job becomes
+    # due; review mode marks the job (its commit goes to a review branch, not the published
+    # one) and names the branch it was pushed to, which the worker watches for a merge.
+    """
+    ALTER TABLE blog_publication ADD COLUMN scheduled_at TEXT;
+    ALTER TABLE blog_publication ADD COLUMN review INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE blog_publication ADD COLUMN review_branch TEXT;
+    CREATE INDEX IF NOT EXISTS blog_publication_scheduled
+        ON blog_publication (state, scheduled_at);
+    """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -43,6 +43,9 @@ class JobUpdate(TypedDict, total=False):
     lease_expires_at: str | None
     requested_target: str | None
     withdrawn_at: str | None
+    scheduled_at: str | None
+    review: int
+    review_branch: str | None
 
 
 class LeaseLost(Signal):
@@ -84,6 +87,9 @@ class Job(NamedTuple):
     key_display: str
     key_legacy: int
     withdrawn_at: str | None = None
+    scheduled_at: str | None = None  # `submit --at`: when a SCHEDULED job becomes due
+    review: int = 0  # review mode: delivered to a review branch, published by a person's merge
+    review_branch: str | None = None  # the branch on the remote it was pushed to
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Job:
@@ -113,6 +119,9 @@ class Job(NamedTuple):
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "withdrawn": self.withdrawn_at is not None,
+            "scheduled_at": self.scheduled_at,
+            "review": bool(self.review),
+            "review_branch": self.review_branch,
         }
 
 

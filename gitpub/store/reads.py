@@ -65,13 +65,22 @@ def due(store: Store, active: Collection[State], stamp: str) -> list[str]:
     rows = store.conn.execute(
         f"SELECT job_id FROM blog_publication WHERE"
         f" (state IN ({marks})"
+        f"  OR (state = 'SCHEDULED' AND scheduled_at <= ?)"
         f"  OR (state = 'RETRY_WAIT' AND next_retry_at <= ?)"
         f"  OR (state = 'FAILED' AND failure_code = 'delivery_exhausted' AND next_retry_at <= ?))"
         f" AND (lease_token IS NULL OR lease_expires_at < ?)"
         f" ORDER BY created_at, job_id",
-        (*values, stamp, stamp, stamp),
+        (*values, stamp, stamp, stamp, stamp),
     )
     return [r[0] for r in rows]
+
+
+def in_review(store: Store) -> list[Job]:
+    """Jobs waiting for a person's merge of their review branch, oldest first."""
+    rows = store.conn.execute(
+        "SELECT * FROM blog_publication WHERE state = 'IN_REVIEW' ORDER BY created_at, job_id"
+    )
+    return [Job.from_row(r) for r in rows]
 
 
 def leased(store: Store, active: Collection[State], stamp: str) -> list[tuple[str, str]]:

@@ -34,6 +34,7 @@ SAFETY = "tests/test_remote_safety.py::"
 PUBLISH = "tests/test_publish.py::"
 SECRETS = "tests/test_secrets.py::"
 PLACEMENT = "tests/test_scan_placement.py::"
+WORKFLOWS = "tests/test_workflows.py::"
 STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
 
 
@@ -488,6 +489,80 @@ MUTANTS = (
             "tests/test_similar_posts.py::test_a_near_duplicate_reaching_the_remote_meanwhile_"
             "is_not_skipped_at_delivery",
         ),
+    ),
+    # Publishing workflows (docs/workflows.md): scheduled posts and review before publish.
+    Mutant(
+        "a scheduled post published before its time",
+        "gitpub/store/reads.py",
+        "        f\"  OR (state = 'SCHEDULED' AND scheduled_at <= ?)\"\n",
+        "        f\"  OR (state = 'SCHEDULED' AND scheduled_at >= ?)\"\n",
+        (WORKFLOWS + "test_a_scheduled_post_waits_then_publishes",),
+    ),
+    Mutant(
+        "a scheduled post that never comes due",
+        "gitpub/store/reads.py",
+        "        f\"  OR (state = 'SCHEDULED' AND scheduled_at <= ?)\"\n",
+        "        f\"  OR (state = 'SCHEDULED' AND scheduled_at <= ? AND 0)\"\n",
+        (WORKFLOWS + "test_a_scheduled_post_waits_then_publishes",),
+    ),
+    Mutant(
+        "review mode pushes to the published branch",
+        "gitpub/deliver/relay.py",
+        "    reviewed = [j for j in held if j.review]\n",
+        "    reviewed, plain = [], list(held)\n",
+        (WORKFLOWS + "test_review_mode_publishes_what_a_person_merges_and_nothing_else",),
+    ),
+    Mutant(
+        "a squash merge is not recognised (confirmed by trailers only)",
+        "gitpub/deliver/review.py",
+        "    return _first_holding(ctx, line, entries)\n",
+        "    from gitpub.deliver import confirm\n\n    return confirm.find_published(ctx, job)\n",
+        (WORKFLOWS + "test_review_mode_publishes_what_a_person_merges_and_nothing_else",),
+    ),
+    Mutant(
+        "a review branch deleted unmerged waits forever",
+        "gitpub/deliver/review.py",
+        "        elif job.review_branch not in there:\n",
+        "        elif False:\n",
+        (WORKFLOWS + "test_review_mode_publishes_what_a_person_merges_and_nothing_else",),
+    ),
+    Mutant(
+        "an unreachable remote reads as a rejection",
+        "gitpub/deliver/review.py",
+        "        return []  # unreachable: a deleted branch and a dropped network look alike\n",
+        "        there = {}\n",
+        (WORKFLOWS + "test_an_unreachable_remote_never_reads_as_a_rejection",),
+    ),
+    Mutant(
+        "a new revision leaves the old job waiting on its branch",
+        "gitpub/deliver/review.py",
+        "        if older.review_branch == branch and older.job_id != job.job_id:\n",
+        "        if False:\n",
+        (WORKFLOWS + "test_a_new_revision_updates_its_review_branch_and_a_merge_commit_publishes",),
+    ),
+    Mutant(
+        "the write-set guard waved through on the way to review",
+        "gitpub/deliver/review.py",
+        "        checked = guard.Checked()\n",
+        "        checked = guard.Checked()\n"
+        "        checked.check = lambda repo, parent, commit, allowed: (\n"
+        "            checked.passed.update({commit: parent}) or []\n"
+        "        )\n",
+        (WORKFLOWS + "test_a_review_push_goes_through_the_write_set_guard",),
+    ),
+    Mutant(
+        "a review job merged while its answer was lost is pushed again",
+        "gitpub/deliver/review.py",
+        '            results[job.job_id] = Result("published", "merged from review", merged)\n',
+        "            pass\n",
+        (WORKFLOWS + "test_a_merge_made_while_the_push_answer_was_lost_is_not_pushed_again",),
+    ),
+    Mutant(
+        "a new revision cannot replace its review branch",
+        "gitpub/deliver/review.py",
+        'ctx.repo, checked, pub.remote, tip, head, branch, expect=there.get(branch, "")\n',
+        'ctx.repo, checked, pub.remote, tip, head, branch, expect=""\n',
+        (WORKFLOWS + "test_a_new_revision_updates_its_review_branch_and_a_merge_commit_publishes",),
     ),
 )
 

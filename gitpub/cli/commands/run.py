@@ -11,7 +11,7 @@ from gitpub.cli.commands.output import say, warn
 from gitpub.context import Context, open_context, open_store
 from gitpub.core.errors import ConfigError, GitpubError, InputError
 from gitpub.core.states import State
-from gitpub.deliver import withdrawn
+from gitpub.deliver import review, withdrawn
 from gitpub.ops import worker
 from gitpub.ops.reconcile import repair_repository, settle_interrupted_commits
 from gitpub.store import jobs, reads
@@ -31,7 +31,9 @@ def _summary(touched: list[Job]) -> None:
 def run_once(ctx: Context, skip: frozenset[str] = frozenset()) -> list[Job]:
     """One pass of the worker: hints → outbox, jobs, then external_sync delivery."""
     external.register_hints(ctx)
-    touched = worker.run_until_idle(ctx, skip=skip)
+    # Merges people made of review branches first: a job they settle is never pushed again.
+    touched = review.watch(ctx)
+    touched += worker.run_until_idle(ctx, skip=skip)
     external.sweep(ctx)
     withdrawn.notice(ctx)
     return touched

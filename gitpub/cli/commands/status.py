@@ -69,6 +69,10 @@ def _hand_edits(ctx: Context) -> None:
 def _row(ctx: Context, job: Job, width: int) -> str:
     line = f"  {job.job_id[:8]}  {job.state.value:<18} {_age(job.created_at):>4}  "
     line += job.target_path or "-"
+    if job.state is State.SCHEDULED and job.scheduled_at:
+        line += f"  scheduled for {job.scheduled_at[:19].replace('T', ' ')} UTC"
+    if job.state is State.IN_REVIEW and job.review_branch:
+        line += f"  waiting for a merge of {job.review_branch}"
     if job.withdrawn_at is not None:
         line += "  withdrawn: taken off the remote branch; `git blogpub retry` publishes it again"
     if job.state in NEEDS_PERSON or job.state is State.RETRY_WAIT:

@@ -10,6 +10,7 @@ from gitpub.cli.commands.output import emit_json, say
 from gitpub.config import Config
 from gitpub.context import open_context
 from gitpub.core.errors import InputError
+from gitpub.core.states import State
 from gitpub.git.repo import Repo
 from gitpub.intake import checks, topics
 from gitpub.store.jobs import Job
@@ -36,7 +37,8 @@ def _report(job: Job, created: bool, as_json: bool) -> None:
         emit_json({"job_id": job.job_id, "state": job.state.value, "created": created})
     else:
         how = "created" if created else "existing job for this key"
-        say(f"{job.job_id} {job.state.value} ({how})")
+        when = f", due {job.scheduled_at}" if job.state is State.SCHEDULED else ""
+        say(f"{job.job_id} {job.state.value} ({how}{when})")
 
 
 def main(
@@ -49,12 +51,14 @@ def main(
     as_json: bool,
     allow: tuple[str, ...] = (),
     assets: tuple[str, ...] = (),
+    at: str | None = None,
+    review: bool = False,
 ) -> None:
     cfg = config.load(Repo.discover(path).root)
     text = read_source(cfg, source)
     files, labels = read_assets(assets)
     source = "<stdin>" if source == "-" else source
-    request = intake.Request(key, text, target, topic, allow, files, source, labels)
+    request = intake.Request(key, text, target, topic, allow, files, source, labels, at, review)
     job, created = intake.accept(path, request)
     _report(job, created, as_json)
 
