@@ -352,9 +352,9 @@ MUTANTS = (
         "delivery without the delivery lock",
         "gitpub/deliver/relay.py",
         """    with ctx.locks.hold("delivery"):
-        results = batch.deliver_locked(ctx, held, probes)""",
+        results = batch.deliver_locked(ctx, plain, probes) if plain else {}""",
         """    with contextlib.nullcontext():
-        results = batch.deliver_locked(ctx, held, probes)""",
+        results = batch.deliver_locked(ctx, plain, probes) if plain else {}""",
         (RECOVERY + "test_prepare_is_not_blocked_by_a_held_delivery_lock",),
     ),
     Mutant(
