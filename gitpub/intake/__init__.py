@@ -91,17 +91,7 @@ def accept(path: Path, req: Request) -> tuple[Job, bool]:
     repo = Repo.discover(path)
     req = check(config_mod.load(repo.root), repo.root, req)
     with open_context(path) as ctx:
-        job, created = create(
-            ctx,
-            key=req.key,
-            source=req.text,
-            target=req.target,
-            topic=req.topic,
-            allow=req.allow,
-            assets=req.assets,
-            scheduled_at=req.at,
-            review=req.review,
-        )
+        job, created = create_checked(ctx, req)
     if created:
         crash.point("after_received")
     return job, created
@@ -288,6 +278,11 @@ def submit(
         ctx.repo.root,
         Request(key, text, target, topic, tuple(allow), files, at=at, review=review),
     )
+    return create_checked(ctx, req)
+
+
+def create_checked(ctx: Context, req: Request) -> tuple[Job, bool]:
+    """`create` for a request the door has checked."""
     return create(
         ctx,
         key=req.key,
