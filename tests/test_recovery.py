@@ -420,8 +420,13 @@ def test_prepare_is_not_blocked_by_a_held_delivery_lock(tmp_path: Path) -> None:
             "the job to be committed while delivery is held",
         )
         assert state != "PUBLISHED"  # delivery waits for its lock ...
-        assert proc.poll() is None  # ... in a worker that is still running
-        assert blog.remote_log() == before and blog.commits_with_job(job_id) == 0
+        # ... and goes on waiting: a worker that ignored the lock would push within a second.
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            assert blog.remote_log() == before and blog.commits_with_job(job_id) == 0
+            assert blog.job(job_id)["job"]["state"] != "PUBLISHED"
+            time.sleep(0.1)
+        assert proc.poll() is None  # in a worker that is still running
     proc.communicate(timeout=120)
     assert proc.returncode == 0
     assert_exactly_once(blog, [job_id], draft_log)
