@@ -232,8 +232,13 @@ FORMATS: tuple[Format, ...] = (
         "circleci.com/docs/managing-api-tokens",
         "CIRCLECI_TOKEN",
     ),
-    _f("npm", "npm_{a:36}", "docs.npmjs.com/about-access-tokens", "NPM_TOKEN"),
-    _f("pypi", "pypi-AgEIcHlwaS5vcmc{w:150}", "pypi.org/help/#apitoken", "PYPI_TOKEN"),
+    _f("npm", "npm_{a:36}", "npm's documentation on access tokens", "NPM_TOKEN"),
+    _f(
+        "pypi",
+        "pypi-AgEIcHlwaS5vcmc{w:150}",
+        "the package index's help page on API tokens",
+        "PYPI_TOKEN",
+    ),
     _f(
         "dockerhub",
         "dckr_pat_{w:27}",
