@@ -7,7 +7,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from conftest import CONFIG, Blog, article, git, make_blog, until_due, wait_for
+from conftest import CONFIG, Blog, article, make_blog, until_due, wait_for
 
 
 def due_time(job: dict[str, object]) -> float:
@@ -207,16 +207,7 @@ def test_a_review_push_goes_through_the_write_set_guard(blog: Blog) -> None:
     job_id = blog.submit("forged", article("Forged", "Body.", slug="forged"), "--review")
     died = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"})
     assert died.returncode == 137
-    ref = f"refs/blog-jobs/{job_id}"
-    real = blog.git("rev-parse", ref)
-    index = blog.root.parent / "forged.index"
-    env = {"GIT_INDEX_FILE": str(index)}
-    git(blog.root, "read-tree", real, env=env)
-    git(blog.root, "rm", "--quiet", "--cached", "README.md", env=env)
-    tree = git(blog.root, "write-tree", env=env)
-    message = blog.git("log", "-1", "--format=%B", real)
-    forged = git(blog.root, "commit-tree", tree, "-p", f"{real}~1", "-m", message)
-    blog.git("update-ref", ref, forged, real)
+    blog.forge_job_commit(job_id, deleting="README.md")
 
     blog.ok("run", "--until-idle")
     shown = blog.job(job_id)

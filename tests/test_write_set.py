@@ -144,16 +144,7 @@ def test_the_guard_stops_a_job_commit_that_deletes_another_file(blog: Blog) -> N
     as anyone with a shell on the node can do when no hook guards it) by one that carries the
     job's trailers and files but also deletes README.md. Only the guard stands in the way."""
     job_id = blog.committed_not_pushed("v", article("V", "Body."))
-    ref = f"refs/blog-jobs/{job_id}"
-    real = blog.git("rev-parse", ref)
-    index = blog.root.parent / "forged.index"
-    env = {"GIT_INDEX_FILE": str(index)}
-    git(blog.root, "read-tree", real, env=env)
-    git(blog.root, "rm", "--quiet", "--cached", "README.md", env=env)
-    tree = git(blog.root, "write-tree", env=env)
-    message = blog.git("log", "-1", "--format=%B", real)
-    forged = git(blog.root, "commit-tree", tree, "-p", f"{real}~1", "-m", message)
-    blog.git("update-ref", ref, forged, real)
+    blog.forge_job_commit(job_id, deleting="README.md")
     before = remote_tree(blog)
 
     blog.ok("run", "--until-idle")
