@@ -92,9 +92,11 @@ def _commits_payload(ctx: Context) -> dict[str, Any] | None:
     tip = ctx.repo.resolve(ctx.tracking_ref)
     if local is None or tip is None or not gx.unpushed_content(ctx, local, tip):
         return None
-    unpushed = set(git_out(["rev-list", local, "--not", tip], ctx.repo.root).split())
-    if unpushed <= set(withdrawn.once_on_remote(ctx, local, tip)):
-        return None  # nothing new: what the remote once held and let go (a takedown)
+    taken = withdrawn.once_on_remote(ctx, local, tip)  # [] at once without a takedown
+    if taken:
+        unpushed = set(git_out(["rev-list", local, "--not", tip], ctx.repo.root).split())
+        if unpushed <= set(taken):
+            return None  # nothing new: what the remote once held and let go (a takedown)
     return {"type": "commits", "branch": ctx.config.publish.branch, "head": local}
 
 
