@@ -10,7 +10,7 @@ from gitpub.core.errors import GitpubError
 from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
 from gitpub.store import lost
-from gitpub.store.db import Store
+from gitpub.store.db import SqliteStore, Store
 from gitpub.store.unavailable import StoreUnavailable
 
 
@@ -57,8 +57,33 @@ def open_context(path: Path, *, need_remote: bool = True) -> Context:
             f"(set publish.remote in {config_mod.CONFIG_NAME} or `git remote add`)"
         )
     state = repo.state_dir
-    store = open_store(state)
+    store = open_shared(repo, cfg) if cfg.store_url is not None else open_store(state)
     return Context(repo=repo, config=cfg, store=store, locks=Locks(state / "locks"))
+
+
+def open_shared(repo: Repo, cfg: Config) -> Store:
+    """The node's shared store, scoped to this blog (its remote's URL and branch)."""
+    from gitpub.store.pg import PgStore, blog_identity
+
+    assert cfg.store_url is not None
+    url = repo.remote_url(cfg.publish.remote)
+    if url is None:
+        raise GitpubError(
+            f"{repo.root}: a shared store names the blog by its remote's URL, and remote "
+            f"{cfg.publish.remote!r} has none"
+        )
+    return PgStore(cfg.store_url, repo.state_dir, blog_identity(url, cfg.publish.branch))
+
+
+def no_store_yet(path: Path) -> bool:
+    """Whether a read finds no job because this node never stored one: reading must not
+    create. (A database missing beside job folders is not that: it was lost. A shared store
+    always exists.)"""
+    if config_mod.node_store_url() is not None:
+        return False
+    state = Repo.discover(path).state_dir
+    lost.check_absent(state)
+    return not (state / "state.sqlite3").exists()
 
 
 def open_store(state: Path) -> Store:
@@ -66,7 +91,7 @@ def open_store(state: Path) -> Store:
     gitpub.store.lost): then every command stops with the fix, rather than read an empty store."""
     lost.check_absent(state)
     try:
-        store = Store(state / "state.sqlite3")
+        store = SqliteStore(state / "state.sqlite3")
     except StoreUnavailable:
         raise  # the disk or the filesystem, not the database: never "lost"
     except GitpubError as exc:

@@ -182,10 +182,10 @@ def test_first_submit_is_not_taken_for_a_loss(blog: Blog) -> None:
     """The first job's folder is written after the new database: a command looking between
     the two sees a database younger than the folder, not a lost one."""
     from gitpub.store import lost
-    from gitpub.store.db import Store
+    from gitpub.store.db import SqliteStore
 
     state = _db(blog).parent
-    Store(_db(blog)).close()
+    SqliteStore(_db(blog)).close()
     folder = state / "jobs" / "0b0c1e9e-3f7a-4d8c-9a61-0e7f6b2d4c11"
     folder.mkdir(parents=True)
     (folder / "source.txt").write_text("in progress")

@@ -13,7 +13,7 @@ import pytest
 from conftest import CONFIG, Blog, article, make_blog, version_1_store
 
 from gitpub.core.states import State
-from gitpub.store.db import Store
+from gitpub.store.db import SqliteStore
 
 GATE = """\
 import json, sys
@@ -139,7 +139,7 @@ def test_a_version_1_store_gains_the_status_indexes_and_keeps_its_jobs(blog: Blo
         + (stamp, stamp),
     )
     conn.close()
-    with Store(db) as store:
+    with SqliteStore(db) as store:
         version = store.conn.execute("PRAGMA user_version").fetchone()[0]
         names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
         plan = " ".join(

@@ -131,6 +131,11 @@ class Config(NamedTuple):
     # Step roles whose external command, if any, comes from the repository's .blogpub.toml
     # rather than from this node's user config: those run only once the node allowed them.
     shared_steps: frozenset[str] = frozenset()
+    # The shared store this node's jobs live in (`GITPUB_STORE`, or `[store] url` in the
+    # user config); None: the embedded one. Never read from .blogpub.toml: whoever can push
+    # must not be able to move a node's jobs. `ignored_store` says the shared file tried.
+    store_url: str | None = None
+    ignored_store: bool = False
 
     @property
     def font_outputs(self) -> tuple[str, ...]:
@@ -194,18 +199,48 @@ def user_config_path() -> Path:
     return userdirs.config_dir() / "config.toml"
 
 
-def _user_config(path: Path) -> tuple[str | None, Mapping[str, Any] | None]:
+class _UserConfig(NamedTuple):
+    node: str | None = None
+    steps: Mapping[str, Any] | None = None
+    store_url: str | None = None
+
+
+def _user_config(path: Path) -> _UserConfig:
     if not path.is_file():
-        return None, None
+        return _UserConfig()
     data = _read_toml(path)
-    allowed = {"node", "steps"}
+    allowed = {"node", "steps", "store"}
     for key in data:
         if key not in allowed:
-            raise ConfigError(f"{path}: unknown key {key} (known: node, steps)")
+            raise ConfigError(f"{path}: unknown key {key} (known: node, steps, store)")
     node = data.get("node")
     if node is not None and (not isinstance(node, str) or not node.strip()):
         raise ConfigError(f"{path}: node must be a non-empty string")
-    return node, data.get("steps")
+    store = data.get("store", {})
+    if not isinstance(store, dict) or set(store) - {"url"}:
+        raise ConfigError(f"{path}: [store] takes one key, url")
+    url = store.get("url")
+    if url is not None and not (isinstance(url, str) and url.startswith(STORE_SCHEMES)):
+        raise ConfigError(f"{path}: [store] url must be a postgresql:// URL")
+    return _UserConfig(node, data.get("steps"), url)
+
+
+STORE_SCHEMES = ("postgresql://", "postgres://")
+
+
+def node_store_url() -> str | None:
+    """The shared store this node is on, without loading the blog's config."""
+    return store_url(_user_config(user_config_path()).store_url)
+
+
+def store_url(user: str | None) -> str | None:
+    """`GITPUB_STORE` (empty: the embedded store), else the user config's `[store] url`."""
+    env = os.environ.get("GITPUB_STORE")
+    if env is None:
+        return user
+    if env and not env.startswith(STORE_SCHEMES):
+        raise ConfigError("GITPUB_STORE must be a postgresql:// URL (or empty: the embedded store)")
+    return env or None
 
 
 def load(root: Path) -> Config:
@@ -215,7 +250,7 @@ def load(root: Path) -> Config:
     path = root / CONFIG_NAME
     data = _read_toml(path) if path.exists() else {}
     for key in data:
-        if key not in {"publish", "fonts", "steps", "retry", "gc", "scan", "sync"}:
+        if key not in {"publish", "fonts", "steps", "retry", "gc", "scan", "sync", "store"}:
             raise ConfigError(
                 f"{path}: unknown table [{key}] "
                 "(known: publish, fonts, steps, retry, gc, scan, sync)"
@@ -223,7 +258,8 @@ def load(root: Path) -> Config:
     shared_table = data.get("steps", {})
     steps = tables.steps(path, shared_table, StepsConfig())
     user_path = user_config_path()
-    user_node, user_steps = _user_config(user_path)
+    user = _user_config(user_path)
+    user_node, user_steps = user.node, user.steps
     if user_steps is not None:
         steps = tables.steps(user_path, user_steps, steps)
     shared = set(shared_table).intersection(STEP_ROLES) - set(user_steps or {})
@@ -241,6 +277,8 @@ def load(root: Path) -> Config:
         scan=tables.scan(path, data.get("scan", {})),
         node=_single_line(node),
         shared_steps=frozenset(shared),
+        store_url=store_url(user.store_url),
+        ignored_store="store" in data,
     )
 
 

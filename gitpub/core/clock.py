@@ -11,8 +11,17 @@ import time as _system
 
 SKEW = "GITPUB_CLOCK_SKEW"
 
+_offset = 0.0
+
 
 def time() -> float:
     """Seconds since the epoch, as gitpub sees them."""
     skew = os.environ.get(SKEW)
-    return _system.time() + (float(skew) if skew else 0.0)
+    return _system.time() + _offset + (float(skew) if skew else 0.0)
+
+
+def align(offset: float) -> None:
+    """Follow another clock `offset` seconds ahead of this machine's (a shared store's, whose
+    nodes must agree on when a lease ran out)."""
+    global _offset
+    _offset = offset

@@ -108,6 +108,13 @@ class Repo:
             return True
         return name in self.pg.remotes.names()
 
+    def remote_url(self, name: str) -> str | None:
+        try:
+            url: str | None = self.pg.remotes[name].url
+        except (KeyError, ValueError, _pygit2().GitError):
+            return None
+        return url
+
     def tracking_ref(self, remote: str, branch: str) -> str:
         return f"refs/remotes/{remote}/{branch}"
 

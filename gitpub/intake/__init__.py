@@ -208,6 +208,7 @@ def create(
     try:
         with store.transaction() as conn:
             jobs.insert(
+                store,
                 conn,
                 {
                     "job_id": job_id,

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from gitpub import config, intake
-from gitpub.context import open_context
+from gitpub.context import no_store_yet, open_context
 from gitpub.core.errors import InputError
 from gitpub.core.states import State
 from gitpub.git.repo import Repo
 from gitpub.mcpserver.tools import FINAL
 from gitpub.scan.sanitize import sanitize_obj
-from gitpub.store import jobs, lost
+from gitpub.store import jobs
 from gitpub.store import listing as joblist
 
 MEANING = {
@@ -84,17 +84,9 @@ def submit(root: Path, args: dict[str, Any]) -> dict[str, Any]:
     return plain({"job_id": job.job_id, "created": created, "state": job.state.value})
 
 
-def _no_store_yet(root: Path) -> bool:
-    """Reading must not create (as `status` and `show`): on a clone gitpub never ran in
-    there is simply no job, while a database missing beside job folders was lost."""
-    state = Repo.discover(root).state_dir
-    lost.check_absent(state)
-    return not (state / "state.sqlite3").exists()
-
-
 def status(root: Path, args: dict[str, Any]) -> dict[str, Any]:
     """`git blogpub status --json [--state S] [--limit N]`."""
-    if _no_store_yet(root):
+    if no_store_yet(root):
         return {"jobs": [], "finished": {}, "unlisted": 0}
     state = State(args["state"]) if "state" in args else None
     with open_context(root, need_remote=False) as ctx:
@@ -113,7 +105,7 @@ def show(root: Path, args: dict[str, Any]) -> dict[str, Any]:
     key, job_id = args.get("key"), args.get("job_id")
     if (key is None) == (job_id is None):
         raise InputError("give either job_id or key")
-    if _no_store_yet(root):
+    if no_store_yet(root):
         raise InputError(f"--key {key}: no such job" if key else f"job {job_id}: no such job")
     with open_context(root, need_remote=False) as ctx:
         if key is not None:
@@ -127,7 +119,7 @@ def show(root: Path, args: dict[str, Any]) -> dict[str, Any]:
 
 def job(root: Path, job_id: str) -> tuple[dict[str, Any], bool]:
     """One job as `show` reports it, and whether it is in a final state."""
-    if _no_store_yet(root):
+    if no_store_yet(root):
         raise InputError(f"job {job_id}: no such job")
     with open_context(root, need_remote=False) as ctx:
         found = jobs.require(ctx.store, job_id)

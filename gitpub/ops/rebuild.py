@@ -38,7 +38,7 @@ from gitpub.prepare import manifest
 from gitpub.store import folders as jobrecord
 from gitpub.store import jobs, lost, outbox, reads, unavailable
 from gitpub.store import topics as cursor
-from gitpub.store.db import Store, now
+from gitpub.store.db import SqliteStore, Store, now
 
 ENDED = {
     s.value for s in (State.PUBLISHED, State.SKIPPED, State.REVIEW, State.CONFLICT, State.FAILED)
@@ -87,7 +87,7 @@ def rebuild(path: Path) -> Rebuilt:
         _require_lost(state_dir, db)
         out.moved_aside = _move_aside(db)
         out.remote = _fetch(repo, cfg)
-        store = Store(db)
+        store = SqliteStore(db)
         try:
             ctx = Context(repo=repo, config=cfg, store=store, locks=locks)
             _rebuild_into(ctx, out)
@@ -176,7 +176,7 @@ def _rebuild_into(ctx: Context, out: Rebuilt) -> None:
     kept.sort(key=lambda p: (p.values["created_at"], p.values["job_id"]))
     with ctx.store.transaction() as conn:
         for plan in kept:
-            _insert(conn, plan)
+            _insert(ctx.store, conn, plan)
             if plan.state is State.LOCAL_COMMITTED:
                 outbox.enqueue_publish(conn, plan.values["job_id"])
             _restore_topic(conn, plan.values)
@@ -190,9 +190,9 @@ def _rebuild_into(ctx: Context, out: Rebuilt) -> None:
         )
 
 
-def _insert(conn: sqlite3.Connection, plan: Plan) -> None:
+def _insert(store: Store, conn: sqlite3.Connection, plan: Plan) -> None:
     """The job row, and its events: the first moves it from nothing into its state."""
-    jobs.insert(conn, plan.values)
+    jobs.insert(store, conn, plan.values)
     for n, (step, detail) in enumerate(plan.events):
         to = plan.state if n == 0 else None
         jobs.append_event(conn, plan.values["job_id"], None, to, step, detail)

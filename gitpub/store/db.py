@@ -8,9 +8,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from gitpub.core import clock
 from gitpub.core.errors import GitpubError
@@ -169,6 +171,53 @@ def _identity(path: Path) -> tuple[int, int]:
 
 
 class Store:
+    """What every job store offers the rooms above it: a connection for reads, one
+    transaction per unit of work, fencing lease tokens, and the job folders kept.
+
+    `SqliteStore` (the embedded default, `state.sqlite3` beside the job folders) and
+    `gitpub.store.pg.PgStore` (a shared PostgreSQL store for fleets of workers) implement it;
+    the queries of `gitpub.store` are written once, in the SQL both speak. `path` anchors the
+    node's job folders (`path.parent / "jobs"`) whichever store holds the rows."""
+
+    path: Path
+    conn: Any
+    shared = False
+    """True when other nodes share the rows: the job folders here are a cache of the store."""
+    skip_locked = ""
+    """Appended to a claim's SELECT: where rows lock one by one, skip those being claimed."""
+
+    def transaction(self) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def lease_token(self, conn: Any) -> str:
+        """A fresh token for a claim, inside the claim's transaction."""
+        return uuid.uuid4().hex
+
+    def keep_folder(self, conn: Any, job_id: str) -> None:
+        """Inside a transaction that changes the job: make what its folder holds as durable as
+        the change (the folder itself is the record on the embedded store)."""
+
+    def fetch_folder(self, job_id: str) -> None:
+        """Before a worker drives a job: its folder as the store last recorded it."""
+
+    def serialize(self, conn: Any, name: str) -> None:
+        """Inside a transaction: wait until no other transaction holds `name` (the embedded
+        store's transactions already run one at a time)."""
+
+    def replaced(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SqliteStore(Store):
     """One connection to `state.sqlite3`. Open one per process or thread; never share."""
 
     def __init__(self, path: Path) -> None:
@@ -245,9 +294,3 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

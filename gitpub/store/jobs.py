@@ -235,7 +235,9 @@ def append_event(
 
 
 def note(conn: sqlite3.Connection, job_id: str, step: str, detail: Mapping[str, Any]) -> None:
-    """An event without a state change, inside the caller's transaction."""
+    """An event without a state change, inside the caller's transaction. Its row is locked
+    first (a no-op update), so two notes on a shared store never race for one `seq`."""
+    conn.execute("UPDATE blog_publication SET updated_at = updated_at WHERE job_id = ?", (job_id,))
     append_event(conn, job_id, None, None, step, detail)
 
 
@@ -290,7 +292,7 @@ def _update(
     also: Callable[[sqlite3.Connection], None] | None = None,
 ) -> Job:
     with store.transaction() as conn:
-        _apply(conn, job, to, step, detail, values)
+        _apply(store, conn, job, to, step, detail, values)
         if also is not None:
             also(conn)
     fresh = get(store, job.job_id)
@@ -299,6 +301,7 @@ def _update(
 
 
 def _apply(
+    store: Store,
     conn: sqlite3.Connection,
     job: Job,
     to: State | None,
@@ -317,6 +320,7 @@ def _apply(
     if conn.execute(sql, args).rowcount != 1:
         raise LeaseLost(f"job {job.job_id}: no longer {job.state} under this worker's lease")
     append_event(conn, job.job_id, job.state if to else None, to, step, detail)
+    store.keep_folder(conn, job.job_id)
 
 
 NO_VALUES = cast(JobUpdate, MappingProxyType({}))  # shared: never mutated
@@ -354,7 +358,7 @@ def transition_all(
         for move in moves:
             start = states.get(move.job.job_id, move.job.state)
             job = move.job if start is move.job.state else move.job._replace(state=start)
-            _apply(conn, job, move.to, move.step, move.detail, move.values)
+            _apply(store, conn, job, move.to, move.step, move.detail, move.values)
             states[job.job_id] = move.to or start
         if also is not None:
             also(conn)
@@ -368,8 +372,9 @@ def transition_all(
     return fresh
 
 
-def insert(conn: sqlite3.Connection, values: Mapping[str, Any]) -> None:
-    """A new job row (from intake, or remade by a rebuild); every text is sanitized."""
+def insert(store: Store, conn: sqlite3.Connection, values: Mapping[str, Any]) -> None:
+    """A new job row (from intake, or remade by a rebuild) with what its folder holds; every
+    text is sanitized."""
     names = [name for name in Job._fields if name in values] + [
         name for name in ("key_legacy",) if name in values
     ]
@@ -380,6 +385,7 @@ def insert(conn: sqlite3.Connection, values: Mapping[str, Any]) -> None:
             for n in names
         ],
     )
+    store.keep_folder(conn, str(values["job_id"]))
 
 
 _DIGESTS = frozenset(

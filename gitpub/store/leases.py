@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
-import uuid
 from collections.abc import Sequence
 
 from gitpub.scan.sanitize import sanitize
@@ -62,54 +61,51 @@ def _note_takeover(conn: sqlite3.Connection, job_id: str, owner: str | None, dea
 
 
 def claim(store: Store, job_id: str, owner: str, seconds: float) -> Job | None:
-    """Take the job's lease in one atomic UPDATE; None when someone else holds it.
+    """Take the job's lease; None when someone else holds it (or is taking it right now).
 
     Losing this race is normal concurrency, not an error: the caller moves on."""
-    token = uuid.uuid4().hex
-    stamp = now()
-    current = get(store, job_id)
-    dead_token = current.lease_token if current and lease_holder_dead(current.lease_owner) else None
-    with store.transaction() as conn:
-        before = conn.execute(
-            "SELECT lease_owner, lease_token FROM blog_publication WHERE job_id = ?", (job_id,)
-        ).fetchone()
-        got = conn.execute(
-            "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
-            " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?"
-            " OR lease_token = ?)",
-            (sanitize(owner), token, at(parse_time(stamp) + seconds), job_id, stamp, dead_token),
-        ).rowcount
-        if got == 1 and before["lease_token"] is not None:
-            _note_takeover(conn, job_id, before["lease_owner"], dead_token is not None)
-    if got != 1:
-        return None
-    return get(store, job_id)
+    held = claim_many(store, [job_id], owner, seconds)
+    return held[0] if held else None
 
 
 def claim_many(store: Store, job_ids: Sequence[str], owner: str, seconds: float) -> list[Job]:
-    """`claim` for many jobs in one transaction; returns the ones this call now holds."""
+    """Take the leases of these jobs in one transaction; returns the ones this call now holds,
+    each with its folder as the store recorded it.
+
+    Each row is read `FOR UPDATE SKIP LOCKED`: a row another worker is claiming this instant
+    is skipped, not waited for. The token comes from the store (on the shared store, a
+    sequence: a later claim always holds a larger token) and every write of the job checks
+    it, so a worker whose lease was taken changes nothing."""
     stamp = now()
     expires = at(parse_time(stamp) + seconds)
     tokens: dict[str, str] = {}
     with store.transaction() as conn:
         for job_id in job_ids:
             row = conn.execute(
-                "SELECT lease_owner, lease_token FROM blog_publication WHERE job_id = ?", (job_id,)
+                "SELECT lease_owner, lease_token, lease_expires_at FROM blog_publication"
+                " WHERE job_id = ?" + store.skip_locked,
+                (job_id,),
             ).fetchone()
-            dead = row["lease_token"] if row and lease_holder_dead(row["lease_owner"]) else None
-            token = uuid.uuid4().hex
-            got = conn.execute(
+            if row is None:
+                continue  # gone, or being claimed by someone else right now
+            dead = row["lease_token"] is not None and lease_holder_dead(row["lease_owner"])
+            free = row["lease_token"] is None or row["lease_expires_at"] < stamp
+            if not (free or dead):
+                continue
+            token = store.lease_token(conn)
+            conn.execute(
                 "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
-                " WHERE job_id = ? AND (lease_token IS NULL OR lease_expires_at < ?"
-                " OR lease_token = ?)",
-                (sanitize(owner), token, expires, job_id, stamp, dead),
-            ).rowcount
-            if got == 1:
-                tokens[job_id] = token
-                if row and row["lease_token"] is not None:
-                    _note_takeover(conn, job_id, row["lease_owner"], dead is not None)
+                " WHERE job_id = ?",
+                (sanitize(owner), token, expires, job_id),
+            )
+            tokens[job_id] = token
+            if row["lease_token"] is not None:
+                _note_takeover(conn, job_id, row["lease_owner"], dead)
     held = [get(store, job_id) for job_id in tokens]
-    return [j for j in held if j is not None and j.lease_token == tokens[j.job_id]]
+    mine = [j for j in held if j is not None and j.lease_token == tokens[j.job_id]]
+    for job in mine:
+        store.fetch_folder(job.job_id)
+    return mine
 
 
 def release_many(store: Store, held: Sequence[Job]) -> None:

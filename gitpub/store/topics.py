@@ -24,7 +24,7 @@ def close(conn: sqlite3.Connection, session: str, revision: int, previous: int) 
         "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
         " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
         " close_revision = excluded.close_revision, is_open = 0"
-        " WHERE close_revision = ?",
+        " WHERE topic_publication_cursor.close_revision = ?",
         (sanitize(session), revision, previous),
     ).rowcount
     return bool(moved == 1)
@@ -45,6 +45,8 @@ def restore(conn: sqlite3.Connection, session: str, revision: int) -> None:
     conn.execute(
         "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"
         " VALUES (?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET"
-        " close_revision = MAX(close_revision, excluded.close_revision)",
+        " close_revision = CASE"
+        " WHEN excluded.close_revision > topic_publication_cursor.close_revision"
+        " THEN excluded.close_revision ELSE topic_publication_cursor.close_revision END",
         (sanitize(session), revision),
     )

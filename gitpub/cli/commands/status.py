@@ -10,11 +10,10 @@ from typing import Any
 
 from gitpub import intake
 from gitpub.cli.commands.output import emit_json, say
-from gitpub.context import Context, open_context
+from gitpub.context import Context, no_store_yet, open_context
 from gitpub.core.errors import InputError
 from gitpub.core.states import NEEDS_PERSON, State
-from gitpub.git.repo import Repo
-from gitpub.store import jobs, lost, outbox
+from gitpub.store import jobs, outbox
 from gitpub.store import listing as joblist
 from gitpub.store.db import at, parse_time
 from gitpub.store.jobs import Job
@@ -42,14 +41,6 @@ def _one_line(text: str, room: int) -> str:
     """A reason on one line: git's multi-line messages joined, cut to the room left."""
     flat = " ".join(text.split())
     return flat if len(flat) <= room else flat[: max(0, room - 1)] + "…"
-
-
-def _no_store_yet(path: Path) -> bool:
-    """Reading must not create: on a clone gitpub never ran in, there is simply no job. (A
-    database missing beside job folders is not that: it was lost.)"""
-    state = Repo.discover(path).state_dir
-    lost.check_absent(state)
-    return not (state / "state.sqlite3").exists()
 
 
 def _hand_edits(ctx: Context) -> None:
@@ -93,7 +84,7 @@ def main(
     everything: bool = False,
 ) -> None:
     wanted = State(state.upper()) if state else None
-    if _no_store_yet(path):
+    if no_store_yet(path):
         if as_json:
             emit_json({"jobs": [], "finished": {}, "unlisted": 0})
         else:
@@ -159,7 +150,7 @@ def _find(ctx: Context, job_id: str | None, key: str | None) -> Job:
 
 
 def show(path: Path, *, job_id: str | None, as_json: bool, key: str | None = None) -> None:
-    if _no_store_yet(path):
+    if no_store_yet(path):
         raise InputError(f"--key {key}: no such job" if key else f"job {job_id}: no such job")
     with open_context(path, need_remote=False) as ctx:
         job = _find(ctx, job_id, key)
