@@ -6,9 +6,11 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -16,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pgcluster
 import pygit2
 import pytest
 from pygit2.enums import ConfigLevel
@@ -29,6 +32,10 @@ MDX_DEPS = Path(
     os.environ.get("GITPUB_TEST_MDX_DEPS")
     or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gitpub-tests" / "mdx"
 )
+
+# A PostgreSQL server for the shared-store tests that someone started already (.ci/run does);
+# read here, before the hermetic fixture clears every GITPUB_* variable.
+TEST_PG = os.environ.get("GITPUB_TEST_PG")
 
 CONFIG = """\
 [publish]
@@ -306,6 +313,35 @@ def make_blog(base: Path, config: str = CONFIG) -> Blog:
 @pytest.fixture
 def blog(tmp_path: Path) -> Iterator[Blog]:
     yield make_blog(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A libpq URL of a real PostgreSQL with an empty `gitpub` database: GITPUB_TEST_PG, or a
+    throwaway cluster for this session (one per xdist worker). Where none is installed the
+    shared-store tests skip, except under CI=true, where a silent skip would hide them."""
+    if TEST_PG:
+        yield TEST_PG
+        return
+    bindir = pgcluster.find_bindir()
+    if bindir is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true: {pgcluster.MISSING}", pytrace=False)
+        pytest.skip(pgcluster.MISSING)
+    # Not under pytest's basetemp: that is private to root (0700), and the server runs as the
+    # `postgres` user when the tests run as root.
+    base = Path(tempfile.mkdtemp(prefix="gitpub-pg-"))
+    try:
+        try:
+            url = pgcluster.start(base, bindir)
+        except pgcluster.ClusterError as exc:
+            pytest.fail(f"a test PostgreSQL in {base}: {exc}", pytrace=False)
+        yield url
+    finally:
+        try:
+            pgcluster.stop(base, bindir)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def version_1_store(db: Path) -> sqlite3.Connection:
