@@ -357,3 +357,31 @@ def version_1_store(db: Path) -> sqlite3.Connection:
             conn.execute(statement)
     conn.execute("PRAGMA user_version = 1")
     return conn
+
+
+STORES = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A module or test marked `both_stores` runs once on the embedded store and once on a
+    shared PostgreSQL store: the promises it checks are the store's, whichever it is."""
+    if metafunc.definition.get_closest_marker("both_stores") is not None:
+        metafunc.fixturenames.append("store_kind")
+        metafunc.parametrize("store_kind", STORES)
+
+
+@pytest.fixture(autouse=True)
+def shared_store(request: pytest.FixtureRequest, hermetic: None) -> Iterator[str | None]:
+    """GITPUB_STORE for a `both_stores` test's postgresql run (every gitpub it starts, and the
+    ones in-process, are then nodes of the shared store); None otherwise. Each test's blog has
+    its own remote, so its own schema: tests never see each other's jobs."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is None or callspec.params.get("store_kind") != "postgresql":
+        yield None
+        return
+    url: str = request.getfixturevalue("pg_url")
+    os.environ["GITPUB_STORE"] = url
+    try:
+        yield url
+    finally:
+        os.environ.pop("GITPUB_STORE", None)

@@ -15,6 +15,8 @@ from conftest import Blog, article, version_1_store
 from gitpub import KeyReused, Publisher
 from gitpub.store.db import SCHEMA_VERSION
 
+pytestmark = pytest.mark.both_stores
+
 # Two keys that look like secrets to the sanitizer and redact to one display form.
 KEY_A = "api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc"
 KEY_B = "api_key=sk_live_9xY27LmQwERtyUiOp3as8dFg"

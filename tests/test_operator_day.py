@@ -16,6 +16,8 @@ from conftest import CONFIG, Blog, article, make_blog
 from fontkit import _tiny, fonts_table, make_font_blog, tiny_font
 from fontTools.ttLib import TTFont, newTable
 
+pytestmark = pytest.mark.both_stores
+
 WOFF2 = "public/fonts/blog.woff2"
 
 

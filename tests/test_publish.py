@@ -6,9 +6,12 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
 from conftest import CONFIG, Blog, article, git, make_blog, until_due
 
 from gitpub.store.db import parse_time
+
+pytestmark = pytest.mark.both_stores
 
 
 def test_submit_run_publishes_exactly_one_commit_with_trailers(blog: Blog) -> None:

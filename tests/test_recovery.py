@@ -553,6 +553,8 @@ def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> N
 
 STEAL = """\
 import sqlite3, sys
+
+pytestmark = pytest.mark.both_stores
 db, job_id, marker = sys.argv[1:]
 conn = sqlite3.connect(db, timeout=30)
 with conn:
