@@ -15,8 +15,6 @@ from conftest import Blog, article, version_1_store
 from gitpub import KeyReused, Publisher
 from gitpub.store.db import SCHEMA_VERSION
 
-pytestmark = pytest.mark.both_stores
-
 # Two keys that look like secrets to the sanitizer and redact to one display form.
 KEY_A = "api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc"
 KEY_B = "api_key=sk_live_9xY27LmQwERtyUiOp3as8dFg"
@@ -31,6 +29,7 @@ def _every_byte_on_disk(blog: Blog) -> bytes:
     return b"".join(p.read_bytes() for p in _state_dir(blog).rglob("*") if p.is_file())
 
 
+@pytest.mark.both_stores
 def test_two_secret_looking_keys_stay_two_jobs(blog: Blog) -> None:
     first = blog.submit(KEY_A, article("First", "One request.", slug="first"))
     second = blog.submit(KEY_B, article("Second", "Another one.", slug="second"))
@@ -54,12 +53,14 @@ def test_two_secret_looking_keys_stay_two_jobs(blog: Blog) -> None:
     assert KEY_B.split("=")[1].encode() not in on_disk
 
 
+@pytest.mark.both_stores
 def test_same_key_same_source_is_the_same_job(blog: Blog) -> None:
     text = article("Again", "Sent twice by a retrying client.")
     assert blog.submit(KEY_A, text) == blog.submit(KEY_A, text)
     assert len(blog.status()) == 1
 
 
+@pytest.mark.both_stores
 def test_same_key_other_source_is_refused_naming_the_job(blog: Blog) -> None:
     job_id = blog.submit(KEY_B, article("One", "The first text."))
     src = blog.root.parent / "other.mdx"
@@ -74,6 +75,7 @@ def test_same_key_other_source_is_refused_naming_the_job(blog: Blog) -> None:
     assert [j["job_id"] for j in blog.status()] == [job_id]  # nothing recorded
 
 
+@pytest.mark.both_stores
 def test_same_key_other_target_is_refused(blog: Blog) -> None:
     text = article("Placed", "Asked for one path, then for another.")
     job_id = blog.submit("placed", text, "--target", "content/posts/a.mdx")
@@ -86,6 +88,7 @@ def test_same_key_other_target_is_refused(blog: Blog) -> None:
     assert f"key placed was used for a different target (job {job_id})" in res.stderr
 
 
+@pytest.mark.both_stores
 def test_api_raises_a_typed_error(blog: Blog) -> None:
     pub = Publisher(blog.root)
     first = pub.submit(article("Api", "From Python."), key="api-key-1")

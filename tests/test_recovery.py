@@ -29,7 +29,7 @@ from conftest import (
     wait_for,
 )
 
-from gitpub.core import crash
+from gitpub.core import crash, userdirs
 
 WORDS = [
     "swallow",
@@ -121,7 +121,10 @@ def counting_blog(base: Path) -> tuple[Blog, Path]:
 
 
 def draft_spool(blog: Blog, job_id: str) -> Path:
-    """Where the running draft step keeps its pid, output and exit status."""
+    """Where the running draft step keeps its pid, output and exit status: in the job's
+    folder, or on a shared store outside the clone (which may be deleted under it)."""
+    if os.environ.get("GITPUB_STORE"):
+        return userdirs.cache_dir() / "spool" / job_id / "draft.run"
     return blog.root / ".git" / "blogpub" / "jobs" / job_id / "steps" / "draft.run"
 
 
@@ -174,6 +177,7 @@ POINTS = [p for p in crash.POINTS if p not in ELSEWHERE]
 assert POINTS[0] == "after_received"  # the one point in `submit`, handled apart below
 
 
+@pytest.mark.both_stores
 @pytest.mark.parametrize("jobs", [1, 3])
 @pytest.mark.parametrize("point", POINTS)
 def test_crash_at_every_point_then_restart(tmp_path: Path, point: str, jobs: int) -> None:
@@ -239,6 +243,7 @@ def person_merges_every_review_branch(blog: Blog) -> None:
     person.git("push", "--quiet", "origin", "HEAD:main", *gone)
 
 
+@pytest.mark.both_stores
 @pytest.mark.parametrize(("point", "flow"), WORKFLOW_CASES)
 def test_crash_at_every_workflow_point_then_restart(tmp_path: Path, point: str, flow: str) -> None:
     blog, draft_log = counting_blog(tmp_path)
@@ -316,6 +321,7 @@ def test_damaged_artifacts_during_recovery_go_to_review(tmp_path: Path) -> None:
     assert blog.remote_log() == before
 
 
+@pytest.mark.both_stores
 def test_draft_killed_mid_run_is_adopted_not_paid_again(tmp_path: Path) -> None:
     """SIGKILL while the (slow) draft command runs: it finishes on its own and the next
     worker adopts its answer."""
@@ -381,6 +387,7 @@ def test_soak_random_sigkill(tmp_path: Path, seed: int) -> None:
     assert_exactly_once(blog, ids, draft_log)
 
 
+@pytest.mark.both_stores
 def test_two_reconcilers_at_once_deliver_each_job_once(tmp_path: Path) -> None:
     blog, draft_log = counting_blog(tmp_path)
     env = {**os.environ, "DRAFT_LOG": str(draft_log)}
@@ -491,6 +498,7 @@ def test_retry_waits_hold_no_lock(tmp_path: Path) -> None:
     assert free["delivery"] >= 5 and free["checkout"] >= 5, free
 
 
+@pytest.mark.both_stores
 def test_budget_exhaustion_then_probe_publishes_without_new_draft(tmp_path: Path) -> None:
     blog, draft_log = counting_blog(tmp_path)
     env = {"DRAFT_LOG": str(draft_log)}
@@ -525,6 +533,7 @@ def test_budget_exhaustion_then_probe_publishes_without_new_draft(tmp_path: Path
     assert_exactly_once(blog, [job_id], draft_log)
 
 
+@pytest.mark.both_stores
 def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> None:
     from gitpub.context import open_context
     from gitpub.core.states import State
@@ -553,8 +562,6 @@ def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> N
 
 STEAL = """\
 import sqlite3, sys
-
-pytestmark = pytest.mark.both_stores
 db, job_id, marker = sys.argv[1:]
 conn = sqlite3.connect(db, timeout=30)
 with conn:
@@ -620,6 +627,7 @@ def test_locks_taken_out_of_order_raise(tmp_path: Path) -> None:
         pass
 
 
+@pytest.mark.both_stores
 @pytest.mark.parametrize("point", [*POINTS[1:], "during_font_regeneration", "during_worktree_add"])
 def test_crash_with_fonts_never_splits_article_and_subset(tmp_path: Path, point: str) -> None:
     """With a [fonts] table, a job commit carries the article and its rebuilt subset together,

@@ -16,7 +16,7 @@ from gitpub.git import trailers
 from gitpub.intake import checks
 from gitpub.prepare.jobtree import branch_name, discard_worktree
 from gitpub.scan.sanitize import sanitize
-from gitpub.store import jobs, outbox
+from gitpub.store import jobs, outbox, spools
 from gitpub.store.jobs import Job, JobUpdate
 
 # Everything a fresh attempt must recompute; the draft checkpoint survives (see step_results).
@@ -68,6 +68,7 @@ def _forget_failed_steps(ctx: Context, job_id: str) -> None:
     """A fresh attempt runs every step but a finished draft again, with today's
     configuration: drop the spooled runs (a failed judge's exit status and output would
     otherwise be adopted as its answer) and every stored answer but the draft's."""
+    spools.clear(ctx.store, job_id)
     folder = ctx.job_dir(job_id) / "steps"
     if not folder.is_dir():
         return

@@ -9,14 +9,16 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitpub.core.errors import GitpubError
+from gitpub.prepare.landing import Landed, Landing
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 
 
@@ -27,9 +29,14 @@ class StepFailed(GitpubError):
 # The command runs under a tiny shell that records its own pid first and the command's exit
 # status last, each with an atomic rename. The shell writes the pid itself, so even a worker
 # killed the instant after starting it leaves a step the next worker can find and adopt.
+# On the shared store it then lands the answer there (gitpub.prepare.landing), out of reach of
+# the command, which never sees what the lander needs.
 _WRAP = (
     's="$1"; p="$2"; shift 2; echo $$ > "$p.tmp" && mv "$p.tmp" "$p"; '
-    '"$@"; rc=$?; echo "$rc" > "$s.tmp" && mv "$s.tmp" "$s"; exit "$rc"'
+    'env -u GITPUB_LANDING -u GITPUB_LANDING_PY "$@"; rc=$?; '
+    'echo "$rc" > "$s.tmp" && mv "$s.tmp" "$s"; '
+    '[ -z "$GITPUB_LANDING" ] || "$GITPUB_LANDING_PY" -m gitpub.prepare.landing "${s%/*}" '
+    '>/dev/null; exit "$rc"'
 )
 _WRAP_NAME = "gitpub-step"
 
@@ -65,28 +72,35 @@ def run_external(
     heartbeat: Callable[[], None] | None = None,
     beat_every: float = 30.0,
     spool: Path | None = None,
+    landing: Landing | None = None,
 ) -> dict[str, Any]:
     """Run one external step and return its JSON object answer, or raise StepFailed.
 
     With `spool`, the request, answer and exit status live in files in that folder and the
     command runs in its own session: if this process dies mid-step, the command runs on to
-    its end, and the next worker adopts its answer instead of paying for the step again."""
+    its end, and the next worker adopts its answer instead of paying for the step again.
+    With `landing` (the shared store), the answer is also landed in the store, so a worker
+    on another node adopts it too."""
+    run = _Run(name, argv, request, cwd, timeout, heartbeat, beat_every, landing)
     if spool is None:
         with tempfile.TemporaryDirectory(prefix="gitpub-step-") as tmp:
-            return _run_spooled(name, argv, request, cwd, timeout, heartbeat, beat_every, Path(tmp))
-    return _run_spooled(name, argv, request, cwd, timeout, heartbeat, beat_every, spool)
+            return _run_spooled(run, Path(tmp))
+    return _run_spooled(run, spool)
 
 
-def _run_spooled(
-    name: str,
-    argv: Sequence[str],
-    request: Mapping[str, Any],
-    cwd: Path,
-    timeout: float,
-    heartbeat: Callable[[], None] | None,
-    beat_every: float,
-    spool: Path,
-) -> dict[str, Any]:
+class _Run(NamedTuple):
+    name: str
+    argv: Sequence[str]
+    request: Mapping[str, Any]
+    cwd: Path
+    timeout: float
+    heartbeat: Callable[[], None] | None
+    beat_every: float
+    landing: Landing | None
+
+
+def _run_spooled(run: _Run, spool: Path) -> dict[str, Any]:
+    name, argv, request, cwd, timeout, heartbeat, beat_every, landing = run
     spool.mkdir(parents=True, exist_ok=True)
     pid_file, out, err, status = (spool / n for n in ("pid", "stdout", "stderr", "status"))
     if (spool / "request.json").exists() and not pid_file.exists():
@@ -111,6 +125,12 @@ def _run_spooled(
         if status.is_file():
             return _answer(name, status, out, err)
         # It died without an exit status (killed with us, say): run it again.
+    env = None
+    if landing is not None:
+        landed = landing.adopt(timeout, heartbeat, beat_every)
+        if landed is not None:
+            return _adopted(name, landed)
+        env = {**os.environ, **landing.begin(f"{socket.gethostname()}:{os.getpid()}")}
     for stale in (pid_file, out, err, status):
         stale.unlink(missing_ok=True)
     (spool / "request.json").write_text(json.dumps(request, ensure_ascii=False), "utf-8")
@@ -127,6 +147,7 @@ def _run_spooled(
                 stdout=fout,
                 stderr=ferr,
                 start_new_session=True,
+                env=env,
             )
     except OSError as exc:
         raise StepFailed(f"{name} step {argv[0]!r} could not start: {exc.strerror}") from None
@@ -155,15 +176,30 @@ def _read_pid(pid_file: Path) -> int | None:
         return None
 
 
+def _failed(name: str, code: str, err: str) -> StepFailed:
+    tail = err.strip().splitlines()[-1:] or ["no stderr"]
+    if code == "127":
+        return StepFailed(f"{name} step: command not found: {sanitize(tail[0])[:300]}")
+    return StepFailed(f"{name} step exited {code}: {sanitize(tail[0])[:300]}")
+
+
+def _adopted(name: str, landed: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer a wrapper landed in the shared store, as `_answer` would have read it."""
+    if landed["status"] != "0":
+        raise _failed(name, landed["status"], landed["stderr"])
+    if "answer" not in landed:
+        raise StepFailed(f"{name} step answered something that is not a JSON object")
+    answer = Landed(landed["answer"])
+    answer.leaks = list(landed.get("leaks") or [])
+    return answer
+
+
 def _answer(name: str, status: Path, out: Path, err: Path) -> dict[str, Any]:
     code = status.read_text().strip()
     raw_out, raw_err = out.read_bytes(), err.read_text("utf-8", "replace")
     _scrub(out, err, raw_out, raw_err)
     if code != "0":
-        tail = raw_err.strip().splitlines()[-1:] or ["no stderr"]
-        if code == "127":
-            raise StepFailed(f"{name} step: command not found: {sanitize(tail[0])[:300]}")
-        raise StepFailed(f"{name} step exited {code}: {sanitize(tail[0])[:300]}")
+        raise _failed(name, code, raw_err)
     try:
         answer = json.loads(raw_out.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):

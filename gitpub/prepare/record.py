@@ -12,9 +12,11 @@ from typing import Any
 
 from gitpub import intake
 from gitpub.context import Context
+from gitpub.core import userdirs
 from gitpub.core.files import write_atomic
 from gitpub.core.states import State
 from gitpub.prepare import manifest, secrets, steps
+from gitpub.prepare.landing import Landing
 from gitpub.prepare.protocol import StepFailed
 from gitpub.scan.sanitize import sanitize_obj
 from gitpub.store import jobs
@@ -70,14 +72,16 @@ class Recorder:
             # Only successful answers are kept: a spooled answer that failed its contract
             # (an exit 3, a text that is not JSON, a field of the wrong type) must not answer
             # again once the operator has fixed the step and asked for a retry.
-            shutil.rmtree(self._spool(name), ignore_errors=True)
+            self._forget_run(name)
             raise
         # Whatever a step said is persisted only after the sanitizer: a draft that leaked a
         # token becomes a redaction marker. What leaked is kept as kind, line and
         # fingerprint, so the REVIEW can name it and a person can allow it.
         raw = computed
         answer: dict[str, Any] = sanitize_obj(raw, self.allow)
-        leaks = secrets.leaks(raw, self.allow)
+        # An answer adopted from the shared store was sanitized where it landed; what it
+        # leaked came with it.
+        leaks = secrets.leaks(raw, self.allow) or list(getattr(raw, "leaks", []))
         if leaks:
             answer["leaks"] = leaks
         self.beat()
@@ -86,7 +90,7 @@ class Recorder:
         summary = {k: v for k, v in answer.items() if k not in ("text", "files")}
         self.note(f"step:{name}", {"sha256": digest, **summary}, durable=durable, file=(path, data))
         self.done[name] = {"sha256": digest}
-        shutil.rmtree(self._spool(name), ignore_errors=True)  # recorded: nothing to adopt
+        self._forget_run(name)  # recorded: nothing to adopt
         return answer
 
     def call(
@@ -105,10 +109,27 @@ class Recorder:
             beat_every=self.ctx.config.retry.lease_seconds / 8,
             spool=self._spool(spool or kind),
             allow=self.allow,
+            landing=self._landing(spool or kind),
         )
 
     def _spool(self, kind: str) -> Path:
+        """Where a running step's files live. On the shared store, outside the clone: a
+        worker's clone may be deleted under a step that runs on to land its answer."""
+        if self.ctx.store.shared:
+            return userdirs.cache_dir() / "spool" / self.job.job_id / f"{kind}.run"
         return self.dir / "steps" / f"{kind}.run"
+
+    def _landing(self, kind: str) -> Landing | None:
+        url = self.ctx.config.store_url
+        if not self.ctx.store.shared or url is None:
+            return None
+        return Landing(self.ctx.store, url, self.job.job_id, kind, self.allow)
+
+    def _forget_run(self, kind: str) -> None:
+        shutil.rmtree(self._spool(kind), ignore_errors=True)
+        landing = self._landing(kind)
+        if landing is not None:
+            landing.clear()
 
     def note(
         self,

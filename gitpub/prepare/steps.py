@@ -8,6 +8,7 @@ from typing import Any
 
 from gitpub.config import StepsConfig, StepSpec
 from gitpub.prepare import builtins
+from gitpub.prepare.landing import Landing
 from gitpub.prepare.protocol import StepFailed, expect_fields, run_external
 from gitpub.trust import Gate
 
@@ -51,6 +52,7 @@ def call(
     beat_every: float = 30.0,
     spool: Path | None = None,
     allow: Iterable[str] = (),
+    landing: Landing | None = None,
 ) -> dict[str, Any]:
     """`allow` (fingerprints a person allowed) reaches the built-in secrets gate only: the
     step protocol of external commands stays `{"path", "text"}`."""
@@ -68,6 +70,7 @@ def call(
         heartbeat=heartbeat,
         beat_every=beat_every,
         spool=spool,
+        landing=landing,
     )
 
 

@@ -229,9 +229,11 @@ class PgStore(Store):
                 "GITPUB_STORE names PostgreSQL, but psycopg is not installed "
                 "(pip install 'gitpub[postgresql]')"
             ) from None
-        self.path = state_dir / "state.sqlite3"  # never opened: it anchors the job folders
         self.identity = identity
         self.schema = schema_name(identity)
+        # Never opened: it anchors this node's copies of the blog's job folders, apart from
+        # the embedded store's (a node may leave the shared store and come back).
+        self.path = state_dir / "shared" / self.schema / "store"
         try:
             pg = psycopg.connect(url, autocommit=True, row_factory=_rows, connect_timeout=30)
         except psycopg.Error as exc:
@@ -239,7 +241,7 @@ class PgStore(Store):
             raise GitpubError(f"shared store: cannot connect: {why}") from None
         self.conn = Connection(pg)
         self.opened_at = time.time()
-        self._files = mirror.Mirror(self.conn, state_dir / "jobs", self.opened_at)
+        self._files = mirror.Mirror(self.conn, self.path.parent / "jobs", self.opened_at)
         try:
             self._migrate()
             _align_clock(self.conn)

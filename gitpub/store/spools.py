@@ -1,0 +1,64 @@
+"""Step runs in the shared store: which external step of a job is running since when, and the
+answer its wrapper landed when it ended.
+
+On the embedded store a running step's spool folder is the record a restarted worker adopts
+from. A disposable worker's disk may be gone with it, so on the shared store the step's own
+wrapper lands the (sanitized) answer here when the command ends, whether or not the worker
+that started it still lives, and the next worker — on any node — adopts it."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from gitpub.scan.sanitize import sanitize
+from gitpub.store.db import Store, now
+
+
+class Run(NamedTuple):
+    owner: str
+    started_at: str
+    landed: bytes | None  # the wrapper's record once the command ended, else None
+
+
+def get(store: Store, job_id: str, name: str) -> Run | None:
+    row = store.conn.execute(
+        "SELECT owner, started_at, answer FROM blog_step_spool WHERE job_id = ? AND name = ?",
+        (job_id, name),
+    ).fetchone()
+    if row is None:
+        return None
+    return Run(row[0], row[1], bytes(row[2]) if row[2] is not None else None)
+
+
+def begin(store: Store, job_id: str, name: str, owner: str) -> None:
+    """A run of the step starts now (replacing any earlier one's record)."""
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO blog_step_spool (job_id, name, owner, started_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (job_id, name) DO UPDATE SET owner = excluded.owner,"
+            " started_at = excluded.started_at, status = NULL, answer = NULL",
+            (job_id, name, sanitize(owner), now()),
+        )
+
+
+def land(store: Store, job_id: str, name: str, status: str, record: bytes) -> None:
+    """The command ended: its record (already sanitized by the caller) is the answer."""
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE blog_step_spool SET status = ?, answer = ? WHERE job_id = ? AND name = ?",
+            (status, record, job_id, name),
+        )
+
+
+def clear(store: Store, job_id: str, name: str | None = None) -> None:
+    """Recorded (or refused): nothing left to adopt. Without `name`, every step's run (an
+    operator's retry runs them again)."""
+    if not store.shared:
+        return  # the embedded store keeps runs in spool folders only
+    with store.transaction() as conn:
+        if name is None:
+            conn.execute("DELETE FROM blog_step_spool WHERE job_id = ?", (job_id,))
+        else:
+            conn.execute(
+                "DELETE FROM blog_step_spool WHERE job_id = ? AND name = ?", (job_id, name)
+            )
