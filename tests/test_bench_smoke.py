@@ -130,3 +130,22 @@ def test_scale_benchmark_publishes_on_a_built_history_and_reads_peak_memory(
 def test_review_benchmark_runs_and_settles_nothing(tmp_path: Path) -> None:
     out = _run(tmp_path, "bench_review.py", "--jobs", "2", "--rounds", "1")
     assert [line.split()[0] for line in out.splitlines()[1:]] == ["fetch", "watch,", "watch,"]
+
+
+def test_fleet_benchmark_publishes_every_job_once_on_both_stores(
+    tmp_path: Path, pg_url: str
+) -> None:
+    # The session's PostgreSQL (pg_url skips where none is installed): the benchmark's own
+    # throwaway cluster would cost this suite a second initdb.
+    args = ("--jobs", "3", "--rounds", "1", "--workers", "2", "--store", pg_url)
+    out = _run(tmp_path, "bench_fleet.py", *args)
+    rows = {
+        line[:24].strip(): line[24:].split()
+        for line in out.splitlines()
+        if line.startswith(("SQLite,", "PostgreSQL,"))
+    }
+    assert set(rows) == {"SQLite, 1 worker", "PostgreSQL, 2 workers"}
+    # seconds, jobs/s, ratio, pushes, bounced, rechecks, job commits on the remote
+    assert all(row[-1] == "3" for row in rows.values())
+    assert rows["SQLite, 1 worker"][3] == "1"  # one worker, three ready jobs: one push
+    assert 1 <= int(rows["PostgreSQL, 2 workers"][3]) <= 3

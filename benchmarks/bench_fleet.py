@@ -1,0 +1,275 @@
+"""A fleet of workers on one shared PostgreSQL store, beside one worker on the embedded store.
+
+For each configuration — one worker on the embedded SQLite store, then 1, 2 and 4 workers on
+one shared PostgreSQL store — each round builds a fresh bare remote (its post-receive hook
+counts the pushes it accepts) and a blog clone, submits N jobs there up front (built-in
+steps, no fonts: the figures are the store's and delivery's, not drafting's), clones the
+remote once per worker (not timed), then starts every worker together, each
+`git blogpub run --interval 0.1` in its own fresh clone; the embedded store's one worker runs
+in the clone the jobs were submitted in, where its store is. The time runs from the start
+until `git blogpub status --json` in the submitting clone counts every job PUBLISHED; then
+the workers are stopped. Each round is checked on the remote: every job there by exactly one
+commit. The configurations take turns within a round, in a rotating order, so the machine's
+drift falls on all of them.
+
+Medians over the rounds per configuration, and jobs/s as a ratio to the SQLite node. Pushes
+are the ones the remote accepted; "bounced" counts jobs a rejected push sent back to be
+stacked again (`push:rejected` events: another worker pushed first), and "rechecks" jobs
+that had to be judged again against articles another worker published meanwhile.
+
+Without `--store`, a throwaway PostgreSQL cluster is started for the run (`tests/pgcluster.py`)
+and removed after it.
+
+    python benchmarks/bench_fleet.py                          # 40 jobs, 3 rounds
+    python benchmarks/bench_fleet.py --jobs 12 --rounds 1
+    python benchmarks/bench_fleet.py --store postgresql:///gitpub?host=/run/postgresql
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from bench_e2e import _git, articles, blogpub_argv, hermetic_env, make_blog, pushes  # noqa: E402
+
+STUCK = ("REVIEW", "CONFLICT", "FAILED")  # a job there waits for a person: the run is void
+POLL = 0.25  # seconds between two `status --json`: each is a process that takes a core
+
+
+@dataclass(frozen=True)
+class Setup:
+    store: str  # "SQLite" or "PostgreSQL"
+    workers: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.store}, {self.workers} worker{'s' if self.workers > 1 else ''}"
+
+
+@dataclass
+class Round:
+    seconds: float
+    pushes: int
+    bounced: int
+    rechecks: int
+    on_remote: int  # distinct jobs among the remote's job commits
+
+
+@contextmanager
+def store_env(url: str | None) -> Iterator[dict[str, str]]:
+    """The environment of a node on `url` (None: the embedded store), in this process too."""
+    if url is None:
+        os.environ.pop("GITPUB_STORE", None)
+        yield dict(os.environ)
+        return
+    os.environ["GITPUB_STORE"] = url
+    try:
+        yield dict(os.environ)
+    finally:
+        del os.environ["GITPUB_STORE"]
+
+
+def submit_all(blog: Path, count: int, seed: int) -> None:
+    from gitpub import intake
+    from gitpub.context import open_context
+
+    with open_context(blog) as ctx:
+        for i, text in enumerate(articles(count, seed)):
+            intake.create(ctx, key=f"fleet-{seed}-{i}", source=text)
+
+
+def event_counts(blog: Path) -> dict[str, int]:
+    from gitpub.context import open_context
+
+    with open_context(blog) as ctx:
+        rows = ctx.store.conn.execute(
+            "SELECT step, COUNT(*) FROM blog_publication_event GROUP BY step"
+        ).fetchall()
+    return {str(step): int(n) for step, n in rows}
+
+
+def published(blog: Path, env: dict[str, str], count: int) -> bool:
+    argv, _ = blogpub_argv()
+    out = subprocess.run(
+        [*argv, "status", "--json"], cwd=blog, env=env, capture_output=True, text=True
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"status --json in {blog} failed: {out.stderr.strip()}")
+    listing = json.loads(out.stdout)
+    stuck = sorted({j["state"] for j in listing["jobs"] if j["state"] in STUCK})
+    if stuck:
+        raise SystemExit(f"{blog}: jobs wait for a person ({', '.join(stuck)}); see status")
+    return int(listing["finished"].get("PUBLISHED", 0)) >= count
+
+
+def stop(workers: list[subprocess.Popen[bytes]]) -> None:
+    """Each worker's own process group (git, git-blogpub and the git it runs), by its id."""
+    for proc in workers:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in workers:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def run_round(
+    base: Path, setup: Setup, url: str | None, count: int, seed: int, timeout: float
+) -> Round:
+    blog, remote = make_blog(base)
+    shared = url if setup.store == "PostgreSQL" else None
+    with store_env(shared) as env:
+        submit_all(blog, count, seed)
+        if shared is None:
+            homes = [blog]  # the embedded store lives in the clone the jobs came to
+        else:
+            homes = [base / f"worker-{w}" for w in range(setup.workers)]
+            for home in homes:
+                _git(base, "clone", "--quiet", str(remote), str(home))
+        argv, _ = blogpub_argv()
+        workers: list[subprocess.Popen[bytes]] = []
+        started = time.perf_counter()
+        try:
+            for w, home in enumerate(homes):
+                with open(base / f"worker-{w}.log", "wb") as log:
+                    workers.append(
+                        subprocess.Popen(
+                            [*argv, "run", "--interval", "0.1"],
+                            cwd=home,
+                            env=env,
+                            stdout=log,
+                            stderr=subprocess.STDOUT,
+                            start_new_session=True,
+                        )
+                    )
+            while not published(blog, env, count):
+                for w, proc in enumerate(workers):
+                    if proc.poll() is not None:
+                        tail = (base / f"worker-{w}.log").read_text().strip()[-400:]
+                        raise SystemExit(f"worker {w} exited {proc.returncode}: {tail}")
+                if time.perf_counter() - started > timeout:
+                    raise SystemExit(f"{setup.label}: not every job PUBLISHED after {timeout} s")
+                time.sleep(POLL)
+            took = time.perf_counter() - started
+        finally:
+            stop(workers)
+        events = event_counts(blog)
+    ids = _git(remote, "log", "--format=%(trailers:key=Blog-Job-Id,valueonly)", "main").split()
+    if len(ids) != count or len(set(ids)) != count:
+        raise SystemExit(f"{setup.label}: {len(ids)} job commits on the remote for {count} jobs")
+    bounced, rechecks = events.get("push:rejected", 0), events.get("recheck:start", 0)
+    return Round(took, pushes(remote), bounced, rechecks, len(set(ids)))
+
+
+@contextmanager
+def postgresql(given: str | None) -> Iterator[str]:
+    """The URL given, or a throwaway cluster's for the length of the run."""
+    if given is not None:
+        yield given
+        return
+    import pgcluster
+
+    bindir = pgcluster.find_bindir()
+    if bindir is None:
+        raise SystemExit(f"bench_fleet: {pgcluster.MISSING}; or pass --store URL")
+    # Not under the run's scratch folder: the server may run as another user (see pgcluster).
+    base = Path(tempfile.mkdtemp(prefix="gitpub-pg-"))
+    try:
+        try:
+            yield pgcluster.start(base, bindir)
+        except pgcluster.ClusterError as exc:
+            raise SystemExit(f"bench_fleet: a PostgreSQL in {base}: {exc}") from None
+    finally:
+        try:
+            pgcluster.stop(base, bindir)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=40, help="jobs per round (default 40)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per configuration (default 3)")
+    ap.add_argument(
+        "--workers", type=int, nargs="+", default=[1, 2, 4], help="fleet sizes (default 1 2 4)"
+    )
+    ap.add_argument("--store", help="a postgresql:// URL (default: a throwaway cluster)")
+    ap.add_argument(
+        "--timeout", type=float, default=600, help="seconds one round may take (default 600)"
+    )
+    args = ap.parse_args(argv)
+    if args.store is not None and not args.store.startswith(("postgresql://", "postgres://")):
+        print("bench_fleet: --store must be a postgresql:// URL", file=sys.stderr)
+        return 1
+    if args.jobs < 1 or args.rounds < 1 or min(args.workers) < 1:
+        print("bench_fleet: --jobs, --rounds and --workers must be at least 1", file=sys.stderr)
+        return 1
+
+    setups = [Setup("SQLite", 1)] + [Setup("PostgreSQL", w) for w in args.workers]
+    results: dict[Setup, list[Round]] = {s: [] for s in setups}
+    scratch = Path(tempfile.mkdtemp(prefix="gitpub-bench-fleet-"))
+    try:
+        with postgresql(args.store) as url:
+            hermetic_env(scratch / "home")
+            # Bytecode cached as on a person's machine, in the scratch folder (never beside an
+            # editable install's sources); a first round of two jobs per store fills it.
+            os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+            os.environ["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+            for warm in (Setup("SQLite", 1), Setup("PostgreSQL", 1)):
+                run_round(scratch / f"warm-{warm.store}", warm, url, 2, 99, args.timeout)
+            for r in range(args.rounds):
+                turn = setups[r % len(setups) :] + setups[: r % len(setups)]
+                for setup in turn:
+                    base = scratch / f"{setup.store}-{setup.workers}-{r}"
+                    results[setup].append(run_round(base, setup, url, args.jobs, r, args.timeout))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    _, cli = blogpub_argv()
+    print(
+        f"\n{args.jobs} jobs submitted up front → PUBLISHED; workers `{cli} run --interval 0.1`"
+        f" started together; {args.rounds} round(s), medians\n"
+    )
+    header = (
+        f"{'configuration':<24} {'seconds':>8} {'jobs/s':>7} {'× SQLite':>9}"
+        f" {'pushes':>7} {'bounced':>8} {'rechecks':>9} {'on remote':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    floor = args.jobs / statistics.median(r.seconds for r in results[setups[0]])
+    for setup in setups:
+        runs = results[setup]
+        seconds = statistics.median(r.seconds for r in runs)
+        rate = args.jobs / seconds
+        print(
+            f"{setup.label:<24} {seconds:>8.2f} {rate:>7.2f} {rate / floor:>8.2f}×"
+            f" {statistics.median(r.pushes for r in runs):>7g}"
+            f" {statistics.median(r.bounced for r in runs):>8g}"
+            f" {statistics.median(r.rechecks for r in runs):>9g}"
+            f" {min(r.on_remote for r in runs):>10}"
+        )
+    print("\n× SQLite: jobs/s over the one worker's on the embedded store (higher is faster);")
+    print("pushes: accepted by the remote (its post-receive hook); bounced: jobs sent back by a")
+    print("rejected push; rechecks: jobs judged again after another worker published;")
+    print("on remote: job commits there, each job exactly once (checked every round)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
