@@ -58,7 +58,8 @@ def open_context(path: Path, *, need_remote: bool = True) -> Context:
         )
     state = repo.state_dir
     store = open_shared(repo, cfg) if cfg.store_url is not None else open_store(state)
-    return Context(repo=repo, config=cfg, store=store, locks=Locks(state / "locks"))
+    fleet = store.fleet if store.shared else None
+    return Context(repo=repo, config=cfg, store=store, locks=Locks(state / "locks", fleet))
 
 
 def open_shared(repo: Repo, cfg: Config) -> Store:
@@ -72,7 +73,9 @@ def open_shared(repo: Repo, cfg: Config) -> Store:
             f"{repo.root}: a shared store names the blog by its remote's URL, and remote "
             f"{cfg.publish.remote!r} has none"
         )
-    return PgStore(cfg.store_url, repo.state_dir, blog_identity(url, cfg.publish.branch))
+    store = PgStore(cfg.store_url, repo.state_dir, blog_identity(url, cfg.publish.branch))
+    store.lock_seconds = min(cfg.retry.lease_seconds, 60.0)
+    return store
 
 
 def no_store_yet(path: Path) -> bool:

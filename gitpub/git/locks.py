@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gitpub.core.errors import LockOrderError
@@ -33,9 +33,16 @@ def held() -> tuple[str, ...]:
     return tuple(_held.get(_thread.get_ident(), ()))
 
 
+Fleet = Callable[[str], contextlib.AbstractContextManager[None]]
+"""A lock the nodes of a shared store take together (see `gitpub.store.pg.PgStore.fleet`)."""
+
+
 class Locks:
-    def __init__(self, lock_dir: Path) -> None:
+    def __init__(self, lock_dir: Path, fleet: Fleet | None = None) -> None:
+        """`fleet`: also take `delivery` among every node of a shared store, so one of them
+        pushes the published branch at a time."""
         self.dir = lock_dir
+        self.fleet = fleet
         lock_dir.mkdir(parents=True, exist_ok=True)
 
     def path(self, name: str) -> Path:
@@ -57,7 +64,7 @@ class Locks:
         import filelock  # on first use: `submit` and `status` take no lock
 
         lock = filelock.FileLock(str(self.path(name)), timeout=timeout, thread_local=False)
-        with lock:
+        with lock, self.fleet(name) if self.fleet else contextlib.nullcontext():
             stack.append(name)
             try:
                 yield

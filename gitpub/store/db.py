@@ -207,6 +207,10 @@ class Store:
     def replaced(self) -> bool:
         return False
 
+    def fleet(self, name: str) -> contextlib.AbstractContextManager[None]:
+        """Lock `name` among every node of the store (only the shared store has others)."""
+        return contextlib.nullcontext()
+
     def close(self) -> None:
         raise NotImplementedError
 

@@ -16,6 +16,7 @@ import contextlib
 import re
 import sqlite3
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -27,7 +28,7 @@ from gitpub.core.errors import GitpubError
 from gitpub.core.ids import sha256_hex
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import mirror
-from gitpub.store.db import Store, now
+from gitpub.store.db import Store, at, now, parse_time
 
 _JSON_FIELD = re.compile(r"json_extract\((\w+), '\$\.(\w+)'\)")
 _REGISTRY_LOCK = 0x67697470  # pg_advisory_xact_lock key while a blog's schema is made
@@ -200,6 +201,11 @@ _SCHEMA: tuple[str, ...] = (
         data BYTEA NOT NULL,
         PRIMARY KEY (job_id, name)
     );
+    CREATE TABLE blog_fleet_lock (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+    );
     CREATE TABLE blog_step_spool (
         job_id TEXT NOT NULL,
         name TEXT NOT NULL,
@@ -220,6 +226,8 @@ class PgStore(Store):
 
     shared = True
     skip_locked = " FOR UPDATE SKIP LOCKED"
+    lock_seconds = 60.0
+    """How long a fleet lock holds without its holder: the node's `[retry] lease_seconds`."""
 
     def __init__(self, url: str, state_dir: Path, identity: str) -> None:
         try:
@@ -318,6 +326,41 @@ class PgStore(Store):
 
     def fetch_folder(self, job_id: str) -> None:
         self._files.fetch(job_id)
+
+    @contextlib.contextmanager
+    def fleet(self, name: str) -> Iterator[None]:
+        """Lock `name` (`delivery`: one pusher of the blog's branch at a time) among the
+        nodes, as a lease that runs out: a node stopped while holding it (not dead, so its
+        connection lives on) holds up the others for one lease at most. Only `delivery` is
+        fleet-wide; the other locks guard this clone alone."""
+        if name != "delivery":
+            yield
+            return
+        token = uuid.uuid4().hex
+        while True:
+            stamp = now()
+            with self.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO blog_fleet_lock (name, holder, expires_at) VALUES (?, '', '')"
+                    " ON CONFLICT (name) DO NOTHING",
+                    (name,),
+                )
+                got = conn.execute(
+                    "UPDATE blog_fleet_lock SET holder = ?, expires_at = ?"
+                    " WHERE name = ? AND expires_at < ?",
+                    (token, at(parse_time(stamp) + self.lock_seconds), name, stamp),
+                ).rowcount
+            if got == 1:
+                break
+            time.sleep(0.05)
+        try:
+            yield
+        finally:
+            with self.transaction() as conn:
+                conn.execute(
+                    "UPDATE blog_fleet_lock SET expires_at = '' WHERE name = ? AND holder = ?",
+                    (name, token),
+                )
 
     def close(self) -> None:
         self.conn.pg.close()
