@@ -125,7 +125,9 @@ def test_fleet_unit_clones_afresh_restarts_always_and_spares_the_steps() -> None
     assert unit["Restart"] == ["always"]
     assert unit["StartLimitIntervalSec"] == ["0"]  # an outage never retires a worker for good
     assert unit["StateDirectory"] == ["gitpub-worker"]
-    remove, clone = unit["ExecStartPre"]  # removed first, then cloned, at every start
+    # At every start: wait for the last worker's steps, remove its clone, clone afresh.
+    wait, remove, clone = unit["ExecStartPre"]
+    assert "/proc/[0-9]*/cwd" in wait and wait.endswith(" %S/gitpub-worker/%i")
     assert remove == "/bin/rm -rf %S/gitpub-worker/%i"
     assert " clone " in clone and clone.endswith(" %S/gitpub-worker/%i")
     (start,) = unit["ExecStart"]

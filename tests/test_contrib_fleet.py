@@ -10,6 +10,8 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -121,7 +123,7 @@ def _environment(unit: dict[str, list[str]], spec: dict[str, str]) -> dict[str, 
 @pytest.mark.skipif(
     not all(os.access(t, os.X_OK) for t in TOOLS), reason=f"the unit runs {', '.join(TOOLS)}"
 )
-def test_worker_unit_clones_afresh_and_its_stop_spares_the_running_step(
+def test_worker_unit_restart_spares_the_running_step_and_adopts_its_answer(
     tmp_path: Path, blog: Blog, pg_url: str
 ) -> None:
     unit = unit_keys(UNIT)
@@ -169,12 +171,18 @@ def test_worker_unit_clones_afresh_and_its_stop_spares_the_running_step(
         wait_for(lambda: f"started {job_id}" in marks.read_text(), "the draft step to start")
         stop(main)
         assert f"finished {job_id}" not in marks.read_text()  # stopped mid-step
-        hold.unlink()  # let it end: no worker waits for it any more
-        wait_for(lambda: f"finished {job_id}" in marks.read_text(), "the step to outlive it")
-        main = start()  # Restart=always
+        with ThreadPoolExecutor(1) as pool:
+            restart = pool.submit(start)  # Restart=always
+            # The step runs on in the old clone, and the next start waits for it.
+            time.sleep(1.5)
+            assert not restart.done() and f"finished {job_id}" not in marks.read_text()
+            hold.unlink()  # the paid step ends now
+            main = restart.result(timeout=120)
         wait_for(lambda: blog.commits_with_job(job_id) == 1, "the restarted worker to publish")
     finally:
         if main.poll() is None:
             stop(main)
     assert blog.remote_file("content/posts/unit.mdx") == text.encode("utf-8"), log.read_text()
     assert blog.commits_with_job(job_id) == 1
+    # The step that outlived its worker landed its answer; the next worker adopted it.
+    assert marks.read_text().splitlines() == [f"started {job_id}", f"finished {job_id}"]
