@@ -1,8 +1,11 @@
-"""contrib/: the example configuration loads as documented, the systemd units verify."""
+"""contrib/: the example configuration loads as documented, the systemd units verify, and the
+fleet's unit, image and entry point carry what docs/fleet.md says they do."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +16,13 @@ import pytest
 from gitpub import config
 
 CONTRIB = Path(__file__).resolve().parent.parent / "contrib"
-UNITS = ("gitpub-run@.service", "gitpub-reconcile@.service", "gitpub-reconcile@.timer")
+UNITS = (
+    "systemd/gitpub-run@.service",
+    "systemd/gitpub-reconcile@.service",
+    "systemd/gitpub-reconcile@.timer",
+    "fleet/gitpub-worker@.service",
+)
+FLEET = CONTRIB / "fleet"
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,9 +60,9 @@ def _verify(tmp_path: Path, *scope: str, env: dict[str, str] | None = None) -> N
     units = tmp_path / "units"
     units.mkdir(exist_ok=True)
     for name in UNITS:
-        shutil.copyfile(CONTRIB / "systemd" / name, units / name)
+        shutil.copyfile(CONTRIB / name, units / Path(name).name)
     proc = subprocess.run(
-        ["systemd-analyze", "verify", *scope, "--man=no", *UNITS],
+        ["systemd-analyze", "verify", *scope, "--man=no", *(Path(n).name for n in UNITS)],
         cwd=units,
         capture_output=True,
         text=True,
@@ -96,3 +105,70 @@ def test_worker_unit_restarts_on_failure_and_timer_starts_reconcile() -> None:
     assert "Unit=gitpub-reconcile@%i.service" in timer
     reconcile = (CONTRIB / "systemd" / "gitpub-reconcile@.service").read_text()
     assert "blogpub -C %f reconcile" in reconcile
+
+
+# --------------------------------------------------------------------- contrib/fleet
+
+
+def unit_keys(path: Path) -> dict[str, list[str]]:
+    """A unit file's `Key=value` lines by key, in file order (Exec* keys repeat)."""
+    keys: dict[str, list[str]] = {}
+    for line in path.read_text().splitlines():
+        if "=" in line and not line.startswith(("#", ";", "[")):
+            key, _, value = line.partition("=")
+            keys.setdefault(key, []).append(value)
+    return keys
+
+
+def test_fleet_unit_clones_afresh_restarts_always_and_spares_the_steps() -> None:
+    unit = unit_keys(FLEET / "gitpub-worker@.service")
+    assert unit["Restart"] == ["always"]
+    assert unit["StartLimitIntervalSec"] == ["0"]  # an outage never retires a worker for good
+    assert unit["StateDirectory"] == ["gitpub-worker"]
+    # At every start: wait for the last worker's steps, remove its clone, clone afresh.
+    wait, remove, clone = unit["ExecStartPre"]
+    assert "/proc/[0-9]*/cwd" in wait and wait.endswith(" %S/gitpub-worker/%i")
+    assert remove == "/bin/rm -rf %S/gitpub-worker/%i"
+    assert " clone " in clone and clone.endswith(" %S/gitpub-worker/%i")
+    (start,) = unit["ExecStart"]
+    assert " -C %S/gitpub-worker/%i run --interval ${GITPUB_INTERVAL}" in start
+    assert unit["EnvironmentFile"] == ["-%E/gitpub/worker.env", "-%E/gitpub/worker-%i.env"]
+    # Steps run in sessions of their own and must outlive a worker restart: systemd signals
+    # the main process only, and ExecStop ends the worker's own process group
+    # (tests/test_contrib_fleet.py stops a worker mid-step with these lines).
+    assert unit["KillMode"] == ["process"]
+    assert unit["ExecStop"] == ["-/bin/kill -TERM -- -${MAINPID}"]
+
+
+def test_worker_script_is_an_executable_posix_sh_script() -> None:
+    script = FLEET / "worker.sh"
+    assert script.read_text().startswith("#!/bin/sh\n")
+    assert os.access(script, os.X_OK)  # COPY keeps the mode: the image runs it as it is
+    proc = subprocess.run(["sh", "-n", str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def containerfile() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of contrib/fleet/Containerfile, continuation lines joined."""
+    text = re.sub(r"\\\n\s*", " ", (FLEET / "Containerfile").read_text())
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    return [(ln.split(None, 1)[0].upper(), ln.split(None, 1)[1]) for ln in lines]
+
+
+def test_containerfile_installs_git_and_gitpub_postgresql_and_runs_worker_sh() -> None:
+    steps = containerfile()
+    (base,) = [args for op, args in steps if op == "FROM"]
+    found = re.fullmatch(r"python:3\.(\d+)-slim-(bookworm|trixie)", base)
+    assert found and int(found[1]) >= 10, base  # Debian's slim Python, at the project's floor
+    runs = " && ".join(args for op, args in steps if op == "RUN")
+    assert re.search(r"apt-get install [^&]*\bgit\b", runs), runs
+    args = dict(a.split("=", 1) for op, a in steps if op == "ARG")
+    assert args["GITPUB"] == '"gitpub[postgresql]"'
+    assert re.search(r'pip install [^&]*"\$GITPUB"', runs), runs
+    copies = [args.split() for op, args in steps if op == "COPY"]
+    assert copies == [["worker.sh", "/usr/local/bin/gitpub-worker"]]
+    assert all((FLEET / src).is_file() for src, _ in copies)  # the build context is contrib/fleet
+    (entry,) = [json.loads(args) for op, args in steps if op == "ENTRYPOINT"]
+    assert entry == ["/usr/local/bin/gitpub-worker"]
+    users = [args for op, args in steps if op == "USER"]
+    assert users and users[-1] not in ("root", "0")
