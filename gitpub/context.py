@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitpub import config as config_mod
 from gitpub.config import Config
@@ -12,6 +13,9 @@ from gitpub.git.repo import Repo
 from gitpub.store import jobs, lost
 from gitpub.store.db import SqliteStore, Store
 from gitpub.store.unavailable import StoreUnavailable
+
+if TYPE_CHECKING:
+    from gitpub.store.pg import PgStore
 
 
 class Context:
@@ -62,7 +66,7 @@ def open_context(path: Path, *, need_remote: bool = True) -> Context:
     return Context(repo=repo, config=cfg, store=store, locks=Locks(state / "locks", fleet))
 
 
-def open_shared(repo: Repo, cfg: Config) -> Store:
+def open_shared(repo: Repo, cfg: Config) -> PgStore:
     """The node's shared store, scoped to this blog (its remote's URL and branch)."""
     from gitpub.store.pg import PgStore, blog_identity
 

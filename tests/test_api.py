@@ -10,8 +10,6 @@ from conftest import Blog, article, wait_for
 from gitpub import Publisher
 from gitpub.core.errors import InputError
 
-pytestmark = pytest.mark.both_stores
-
 
 def test_submit_is_durable_and_idempotent(blog: Blog) -> None:
     pub = Publisher(blog.root)

@@ -16,8 +16,6 @@ from conftest import CONFIG, Blog, article, make_blog
 from fontkit import _tiny, fonts_table, make_font_blog, tiny_font
 from fontTools.ttLib import TTFont, newTable
 
-pytestmark = pytest.mark.both_stores
-
 WOFF2 = "public/fonts/blog.woff2"
 
 
@@ -83,6 +81,7 @@ def test_fonttools_warnings_land_in_the_jobs_events_not_on_stderr(tmp_path: Path
     assert any("FFTM NOT subset" in line for line in fonts_event["detail"]["log"])
 
 
+@pytest.mark.both_stores
 def test_a_takeover_after_a_crash_is_recorded(blog: Blog) -> None:
     job_id = blog.submit("k", article("Crashed", "The worker dies after the draft."))
     res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_draft"})

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import CONFIG, Blog, article, git, make_blog, until_due
 
+from gitpub.context import open_context
 from gitpub.store.db import parse_time
 
 pytestmark = pytest.mark.both_stores
@@ -30,10 +31,10 @@ def test_submit_run_publishes_exactly_one_commit_with_trailers(blog: Blog) -> No
     assert "Blog-Writer-Node: test-node" in body
 
     # The bytes on the remote are the bytes the manifest promised.
-    state_dir = Path(blog.git("rev-parse", "--git-common-dir"))
-    if not state_dir.is_absolute():
-        state_dir = blog.root / state_dir
-    manifest = json.loads((state_dir / "blogpub" / "jobs" / job_id / "manifest.json").read_bytes())
+    # (The job's folder: beside state.sqlite3, or this node's copy of the shared store's.)
+    with open_context(blog.root) as ctx:
+        folder = ctx.job_dir(job_id)
+    manifest = json.loads((folder / "manifest.json").read_bytes())
     assert [m["path"] for m in manifest] == ["content/posts/durable.mdx"]
     data = blog.remote_file("content/posts/durable.mdx")
     assert hashlib.sha256(data).hexdigest() == manifest[0]["sha256"]

@@ -245,7 +245,7 @@ class PgStore(Store):
         try:
             pg = psycopg.connect(url, autocommit=True, row_factory=_rows, connect_timeout=30)
         except psycopg.Error as exc:
-            why = sanitize(str(exc)).strip()
+            why = " ".join(sanitize(str(exc)).split())  # libpq's hint line: one line
             raise GitpubError(f"shared store: cannot connect: {why}") from None
         self.conn = Connection(pg)
         self.opened_at = time.time()

@@ -30,6 +30,7 @@ from gitpub.ops.doctor.state import (
     check_locks,
     check_withdrawn,
     database,
+    shared_database,
 )
 from gitpub.ops.doctor.validation import check_validation
 from gitpub.ops.doctor.wedges import check_refs, check_stuck_jobs, check_worktrees
@@ -58,7 +59,12 @@ def diagnose(path: Path) -> Report:
     check_state_dir(report, repo)
     check_worktrees(report, repo)
     check_refs(report, repo)
-    with database(report, repo) as db:
+    opened = (
+        shared_database(report, repo, cfg)
+        if cfg is not None and cfg.store_url is not None
+        else database(report, repo)
+    )
+    with opened as db:
         if db is not None:
             known = reads.all_rows(db)
             check_locks(report, repo, known)

@@ -7,6 +7,7 @@ import contextlib
 import socket
 import sqlite3
 from collections.abc import Iterator
+from typing import Any
 
 from gitpub.config import Config
 from gitpub.core import clock
@@ -19,6 +20,26 @@ from gitpub.ops.doctor import holders
 from gitpub.ops.doctor.report import OK, PROBLEM, WARNING, Report, some
 from gitpub.store import leases, lost, reads, unavailable
 from gitpub.store.db import SCHEMA_VERSION, now, parse_time
+
+
+@contextlib.contextmanager
+def shared_database(report: Report, repo: Repo, cfg: Config) -> Iterator[Any]:
+    """The shared store's view of this blog (every node's jobs); None when unreachable."""
+    from gitpub.context import open_shared
+    from gitpub.core.errors import GitpubError
+
+    try:
+        store = open_shared(repo, cfg)
+    except GitpubError as exc:
+        report.add("database", PROBLEM, exc.message, "check GITPUB_STORE or [store] url")
+        yield None
+        return
+    try:
+        count = reads.count(store.conn)
+        report.add("database", OK, f"shared store, blog schema {store.schema}: {count} job(s)")
+        yield store.conn
+    finally:
+        store.close()
 
 
 @contextlib.contextmanager
