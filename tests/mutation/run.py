@@ -564,6 +564,32 @@ MUTANTS = (
         'ctx.repo, checked, pub.remote, tip, head, branch, expect=""\n',
         (WORKFLOWS + "test_a_new_revision_updates_its_review_branch_and_a_merge_commit_publishes",),
     ),
+    Mutant(
+        "a worker drives a shared job without its folder",
+        "gitpub/store/leases.py",
+        "        store.fetch_folder(job.job_id)\n",
+        "        pass\n",
+        ("tests/test_shared_store.py::test_a_fresh_clone_delivers_a_job_another_node_committed",),
+    ),
+    Mutant(
+        "a change of a shared job leaves its folder behind",
+        "gitpub/store/jobs.py",
+        "    append_event(conn, job.job_id, job.state if to else None, to, step, detail)\n"
+        "    store.keep_folder(conn, job.job_id)\n",
+        "    append_event(conn, job.job_id, job.state if to else None, to, step, detail)\n",
+        ("tests/test_shared_store.py::test_a_fresh_clone_delivers_a_job_another_node_committed",),
+    ),
+    Mutant(
+        "a step outliving its worker never lands its answer",
+        "gitpub/prepare/protocol.py",
+        """    '[ -z "$GITPUB_LANDING" ] || "$GITPUB_LANDING_PY" -m gitpub.prepare.landing """
+        """"${s%/*}" '\n""",
+        """    '[ -z "$GITPUB_LANDING" ] || true '\n""",
+        (
+            "tests/test_shared_store.py::"
+            "test_a_draft_lands_in_the_store_when_its_worker_and_clone_are_gone",
+        ),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).
