@@ -10,7 +10,7 @@ from gitpub.config import Config
 from gitpub.core.errors import GitpubError
 from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
-from gitpub.store import jobs, lost
+from gitpub.store import lost
 from gitpub.store.db import SqliteStore, Store
 from gitpub.store.unavailable import StoreUnavailable
 
@@ -31,7 +31,7 @@ class Context:
         return self.repo.state_dir
 
     def job_dir(self, job_id: str) -> Path:
-        return jobs.job_dir(self.store, job_id)
+        return self.store.job_dir(job_id)
 
     def worktree_dir(self, job_id: str) -> Path:
         return self.state_dir / "worktrees" / job_id

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -189,8 +188,14 @@ class Store:
     def transaction(self) -> contextlib.AbstractContextManager[Any]:
         raise NotImplementedError
 
+    def job_dir(self, job_id: str) -> Path:
+        """The job's folder on this node (`Context.job_dir` for those holding a context)."""
+        return self.path.parent / "jobs" / job_id
+
     def lease_token(self, conn: Any) -> str:
         """A fresh token for a claim, inside the claim's transaction."""
+        import uuid  # here: `submit` and `status` never claim
+
         return uuid.uuid4().hex
 
     def keep_folder(self, conn: Any, job_id: str) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, cast
 
@@ -267,7 +266,7 @@ def transition(
     and, when job holds a lease, still under that lease; otherwise LeaseLost."""
     check_transition(job.state, to, operator=operator)
     fresh = _update(store, job, to, step, detail, values, also)
-    folders.remember_state(job_dir(store, job.job_id), fresh)
+    folders.remember_state(store.job_dir(job.job_id), fresh)
     return fresh
 
 
@@ -368,7 +367,7 @@ def transition_all(
         if row is not None:
             fresh[job_id] = row
             if job_id in moved:
-                folders.remember_state(job_dir(store, job_id), row)
+                folders.remember_state(store.job_dir(job_id), row)
     return fresh
 
 
@@ -394,10 +393,5 @@ _DIGESTS = frozenset(
 """Columns that hold ids and hashes, never a writer's text: nothing there to sanitize."""
 
 
-def job_dir(store: Store, job_id: str) -> Path:
-    """The job's folder beside the database (`Context.job_dir` for those holding a context)."""
-    return store.path.parent / "jobs" / job_id
-
-
 def remember_prepared(store: Store, job: Job) -> None:
-    folders.remember_prepared(job_dir(store, job.job_id), job)
+    folders.remember_prepared(store.job_dir(job.job_id), job)
