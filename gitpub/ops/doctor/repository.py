@@ -63,6 +63,16 @@ def check_config(report: Report, repo: Repo) -> Config | None:
             f"{repo.tracking_ref(pub.remote, pub.branch)} does not exist yet",
             f"git fetch {pub.remote} (and check that branch {pub.branch!r} exists there)",
         )
+    if cfg.ignored_store:
+        # Whoever can push writes that file: it must never choose where a node's jobs live.
+        report.add(
+            "config",
+            WARNING,
+            f"{config_mod.CONFIG_NAME} has a [store] table, which is ignored: a node's store is "
+            "GITPUB_STORE or [store] url in its user config",
+            f"remove [store] from {config_mod.CONFIG_NAME}; set it in "
+            f"{config_mod.user_config_path()} on each node that shares a store",
+        )
     if cfg.fonts is not None:  # the font files themselves: doctor/fonts.py
         check_font_engine(report, cfg.fonts.engine)
     return cfg
