@@ -223,18 +223,12 @@ def test_fleet_of_disposable_workers_publishes_each_job_once(
         ["content/posts/hello.mdx", *(j["target_path"] for j in listed.values())]
     )
     git(blog.remote, "fsck", "--strict")  # fails on any error
-    # No draft paid twice. The store does not yet hold the answer of a step still running
-    # when its worker lost the job (it died, or stalled past its lease): the next worker, in
-    # another clone, pays for that draft again. Until step answers land in the shared store
-    # (in progress), such a job alone may be drafted more than once, and the test says so as
-    # an xfail; any other count fails. Drop the xfail once they land.
+    # No draft paid twice: a step still running when its worker lost the job (it died, or
+    # stalled past its lease) lands its answer in the store, and the next worker adopts it.
     paid = drafts(counter)
     assert sorted(paid) == sorted(ids.values())
-    extra = {j: n for j, n in paid.items() if n > 1}
-    unexplained = {j: n for j, n in extra.items() if n > 1 + lost_mid_draft(blog.job(j))}
-    assert not unexplained, unexplained
-    if extra:
-        pytest.xfail(f"{len(extra)} draft(s) paid again after the worker drafting them lost them")
+    extra = {j: (n, lost_mid_draft(blog.job(j))) for j, n in paid.items() if n > 1}
+    assert not extra, extra
 
 
 def test_the_same_key_from_two_nodes_is_one_job(
@@ -322,9 +316,6 @@ def test_a_worker_in_a_fresh_clone_takes_over_a_job_another_began(
     git(blog.remote, "fsck", "--strict")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="commit reads the job's base_commit from the clone, which may lack it"
-)
 def test_a_worker_whose_clone_is_behind_takes_over_a_job_another_began(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

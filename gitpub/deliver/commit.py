@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import NamedTuple
 
 from gitpub.context import Context
 from gitpub.core import crash
-from gitpub.core.errors import GitpubError, JobFault
+from gitpub.core.errors import GitCommandError, GitpubError, JobFault
 from gitpub.core.ids import JobId, Oid, Sha256
 from gitpub.core.states import State
 from gitpub.git import objects, repair, trailers
@@ -120,6 +121,15 @@ def make_commit(ctx: Context, job: Job) -> Oid:
     return made.oids[job.job_id]
 
 
+def _fetch_missing_bases(ctx: Context, batch: Sequence[Job]) -> None:
+    """A job prepared by another node (a shared store) may rest on a remote tip this clone
+    never fetched: bring that commit, by id, before building on it."""
+    for base in sorted({j.base_commit for j in batch if j.base_commit}):
+        if not ctx.repo.has_commit(base):
+            with contextlib.suppress(GitCommandError):  # gone from the remote: repaired below
+                ctx.repo.fetch_commit(ctx.config.publish.remote, base)
+
+
 def make_commits(ctx: Context, batch: Sequence[Job]) -> Made:
     """Commit exactly each job's manifest files onto its base_commit, in memory, and point
     the job refs and job branches at them in one ref transaction. The artifacts are verified
@@ -138,6 +148,7 @@ def make_commits(ctx: Context, batch: Sequence[Job]) -> Made:
         except ArtifactsDamaged as exc:
             damaged[job.job_id] = exc
     todo = [j for j in batch if j.job_id in files]
+    _fetch_missing_bases(ctx, todo)
     oids: dict[str, Oid] = {}
     for _ in range(REWRITES):
         if not todo:

@@ -243,6 +243,18 @@ class Repo:
         spec = f"+refs/heads/{branch}:{self.tracking_ref(remote, branch)}"
         run_git(["fetch", "--quiet", "--no-tags", remote, spec], cwd or self.root)
 
+    def fetch_commit(self, remote: str, oid: str) -> None:
+        """Bring one commit (and what it needs) from the remote, moving no ref: a base
+        another node prepared on, which this clone never fetched."""
+        run_git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, oid], self.root)
+
+    def has_commit(self, oid: str) -> bool:
+        try:
+            self.commit(oid)
+        except (KeyError, ValueError, _pygit2().GitError):
+            return False
+        return True
+
     def push(
         self,
         remote: str,
