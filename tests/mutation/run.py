@@ -590,6 +590,23 @@ MUTANTS = (
             "test_a_draft_lands_in_the_store_when_its_worker_and_clone_are_gone",
         ),
     ),
+    Mutant(
+        "a pushed [store] table moves a node's jobs",
+        "gitpub/config/__init__.py",
+        "        store_url=store_url(user.store_url),\n",
+        '        store_url=store_url(user.store_url or data.get("store", {}).get("url")),\n',
+        ("tests/test_fleet.py::test_a_store_table_in_the_shared_config_never_moves_jobs",),
+    ),
+    Mutant(
+        "a worker builds on a base its clone never fetched",
+        "gitpub/deliver/commit.py",
+        "    _fetch_missing_bases(ctx, todo)\n",
+        "",
+        (
+            "tests/test_fleet.py::"
+            "test_a_worker_whose_clone_is_behind_takes_over_a_job_another_began",
+        ),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).
