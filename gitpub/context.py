@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from gitpub import config as config_mod
 from gitpub.config import Config
 from gitpub.core.errors import GitpubError
+from gitpub.core.files import write_atomic
 from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
 from gitpub.store import lost
@@ -79,7 +80,20 @@ def open_shared(repo: Repo, cfg: Config) -> PgStore:
         )
     store = PgStore(cfg.store_url, repo.state_dir, blog_identity(url, cfg.publish.branch))
     store.lock_seconds = min(cfg.retry.lease_seconds, 60.0)
+    store.clone = _clone_id(repo.state_dir)
     return store
+
+
+def _clone_id(state: Path) -> str:
+    """This clone's id among the nodes of a shared store, made on first use."""
+    path = state / "clone-id"
+    try:
+        return path.read_text("ascii").strip()
+    except OSError:
+        import uuid
+
+        write_atomic(path, uuid.uuid4().hex.encode("ascii"))
+        return path.read_text("ascii").strip()
 
 
 def no_store_yet(path: Path) -> bool:

@@ -20,6 +20,7 @@ from test_recovery import assert_exactly_once, counting_blog, draft_spool, draft
 from gitpub.context import open_context
 from gitpub.store import leases
 from gitpub.store.pg import blog_identity, schema_name
+from gitpub.sync import edits
 
 
 @pytest.fixture
@@ -164,3 +165,22 @@ def test_credentials_in_the_remote_url_do_not_split_a_blog() -> None:
     plain = blog_identity("https://example.invalid/blog.git/", "main")
     assert blog_identity("https://bot:t0ken@example.invalid/blog.git", "main") == plain
     assert blog_identity("https://example.invalid/blog.git", "drafts") != plain
+
+
+def test_a_hand_edit_is_delivered_by_its_own_clone_not_judged_by_another(
+    blog: Blog, shared: str
+) -> None:
+    """A person's uncommitted fix in node A's checkout is A's to deliver: node B's worker,
+    on the same store, neither sees it (its `status` lists no hand edit) nor settles it as
+    gone; A's next run delivers it."""
+    post = blog.root / "content" / "posts" / "hello.mdx"
+    node_b = blog.clone("node-b")
+    post.write_text(post.read_text() + "\nA person's fix, not yet committed.\n")
+    with open_context(blog.root) as ctx:
+        assert edits.scan(ctx) == 1  # registered, not yet delivered
+    node_b.ok("run", "--until-idle")
+    assert "hand edits" not in node_b.read("status").stdout
+    assert "hand edits: 1 waiting" in blog.read("status").stdout  # still A's, still pending
+    blog.ok("run", "--until-idle")
+    assert b"A person's fix" in blog.remote_file("content/posts/hello.mdx")
+    assert "hand edits" not in blog.read("status").stdout

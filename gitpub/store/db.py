@@ -184,6 +184,9 @@ class Store:
     """True when other nodes share the rows: the job folders here are a cache of the store."""
     skip_locked = ""
     """Appended to a claim's SELECT: where rows lock one by one, skip those being claimed."""
+    clone: str | None = None
+    """On a shared store, this clone's id: hand edits (external_sync rows) are a checkout's
+    own, registered and delivered by the clone they were made in, invisible to the others."""
 
     def transaction(self) -> contextlib.AbstractContextManager[Any]:
         raise NotImplementedError

@@ -78,6 +78,8 @@ def register_external(store: Store, payload: Mapping[str, Any]) -> tuple[str, bo
     pending: the change it named is there again (say, a branch switched away and back)."""
     import uuid  # here: `status` reads these rows but never registers one
 
+    if store.clone is not None:
+        payload = {**payload, "clone": store.clone}
     body = canonical_payload(payload)
     event_id = str(uuid.uuid5(uuid.UUID(NAMESPACE), body))
     stamp = now()
@@ -97,12 +99,15 @@ def register_external(store: Store, payload: Mapping[str, Any]) -> tuple[str, bo
 
 
 def external_events(store: Store, status: str | None = PENDING) -> list[ExternalEvent]:
-    """external_sync rows (with `status`, or all when None), oldest first."""
+    """This clone's external_sync rows (with `status`, or all when None), oldest first."""
     sql = "SELECT * FROM blog_publication_outbox WHERE kind = 'external_sync'"
     args: tuple[str, ...] = ()
     if status is not None:
         sql += " AND status = ?"
         args = (status,)
+    if store.clone is not None:
+        sql += " AND payload LIKE ?"
+        args = (*args, f'%"clone":"{store.clone}"%')
     rows = store.conn.execute(sql + " ORDER BY created_at, event_id", args)
     return [ExternalEvent.from_row(r) for r in rows]
 
