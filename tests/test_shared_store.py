@@ -184,3 +184,28 @@ def test_a_hand_edit_is_delivered_by_its_own_clone_not_judged_by_another(
     blog.ok("run", "--until-idle")
     assert b"A person's fix" in blog.remote_file("content/posts/hello.mdx")
     assert "hand edits" not in blog.read("status").stdout
+
+
+def test_a_shared_store_that_lost_its_rows_is_rebuilt_from_a_node(blog: Blog, shared: str) -> None:
+    """The blog's schema is gone (a database restored from before it, a new server): the
+    node that worked the jobs puts them back from its copies of their folders, its job refs
+    and the remote's trailers. The published one stays published (never pushed again), the
+    one committed but not pushed is delivered once, and a client's retry finds its job."""
+    text = article("Kept", "Published before the loss.")
+    published = blog.submit("kept", text)
+    blog.ok("run", "--until-idle")
+    waiting = blog.committed_not_pushed("waiting", article("Waiting", "Committed, not pushed."))
+    schema = schema_name(blog_identity(str(blog.remote), "main"))
+    with psycopg.connect(shared, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        conn.execute("DELETE FROM public.gitpub_blog WHERE schema_name = %s", (schema,))
+    assert blog.status() == []
+
+    out = blog.ok("reconcile", "--rebuild").stdout
+    assert f"{published} rebuilt PUBLISHED" in out
+    assert f"{waiting} rebuilt LOCAL_COMMITTED" in out
+    assert blog.job(published)["job"]["state"] == "PUBLISHED"
+    assert blog.job(waiting)["job"]["state"] == "PUBLISHED"
+    assert blog.commits_with_job(published) == 1
+    assert blog.commits_with_job(waiting) == 1
+    assert blog.submit("kept", text) == published  # the same key is the same job again

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gitpub import config
-from gitpub.context import Context
+from gitpub.context import Context, open_context
 from gitpub.core.errors import GitCommandError, GitpubError
 from gitpub.core.states import State
 from gitpub.deliver.confirm import differing_paths
@@ -78,6 +78,8 @@ class Rebuilt:
 def rebuild(path: Path) -> Rebuilt:
     repo = Repo.discover(path)
     cfg = config.load(repo.root)
+    if cfg.store_url is not None:
+        return _rebuild_shared(repo)
     state_dir = repo.state_dir
     locks = Locks(state_dir / "locks")
     out = Rebuilt()
@@ -90,9 +92,27 @@ def rebuild(path: Path) -> Rebuilt:
         store = SqliteStore(db)
         try:
             ctx = Context(repo=repo, config=cfg, store=store, locks=locks)
-            _rebuild_into(ctx, out)
+            _rebuild_into(ctx, out, state_dir, set())
         finally:
             store.close()
+    return out
+
+
+def _rebuild_shared(repo: Repo) -> Rebuilt:
+    """A shared store that lost rows (a database restored from an older backup, or a new
+    one): put back the jobs this node's copies of their folders, its job refs and the
+    remote's trailers prove, as for a lost embedded store. Every job the store still knows
+    is left as it is; so is a folder whose key the store already knows under another job."""
+    out = Rebuilt()
+    with open_context(repo.root) as ctx, ctx.locks.hold("delivery"):
+        root = ctx.store.path.parent
+        if not lost.job_folders(root):
+            raise GitpubError(
+                f"{root / 'jobs'}: this node keeps no copy of a job folder; "
+                "nothing to rebuild from here"
+            )
+        out.remote = _fetch(repo, ctx.config)
+        _rebuild_into(ctx, out, root, set(reads.all_rows(ctx.store.conn)))
     return out
 
 
@@ -151,9 +171,12 @@ def _fetch(repo: Repo, cfg: config.Config) -> str:
     return f"checked against {cfg.publish.remote}/{cfg.publish.branch}"
 
 
-def _rebuild_into(ctx: Context, out: Rebuilt) -> None:
+def _rebuild_into(ctx: Context, out: Rebuilt, root: Path, known: set[str]) -> None:
+    """Insert a job for each folder under `root` the store does not know (`known`)."""
     plans: list[Plan] = []
-    for folder in lost.job_folders(ctx.state_dir):
+    for folder in lost.job_folders(root):
+        if folder.name in known:
+            continue
         plan = _plan(ctx, folder)
         if isinstance(plan, str):
             out.left.append(f"job folder {folder.name}: {plan}")
@@ -166,6 +189,13 @@ def _rebuild_into(ctx: Context, out: Rebuilt) -> None:
     kept: list[Plan] = []
     for plan in plans:
         key = plan.values["idempotency_key"]
+        other = reads.by_key(ctx.store, key, None) if known else None
+        if other is not None:
+            out.left.append(
+                f"job folder {plan.values['job_id']}: the store has its key as job "
+                f"{other.job_id}; left as it is"
+            )
+            continue
         if key in keys:
             out.left.append(
                 f"job folder {plan.values['job_id']}: same key as job {keys[key]}; left as it is"
@@ -181,7 +211,7 @@ def _rebuild_into(ctx: Context, out: Rebuilt) -> None:
                 outbox.enqueue_publish(conn, plan.values["job_id"])
             _restore_topic(conn, plan.values)
     out.states = {p.values["job_id"]: p.values["state"] for p in kept}
-    folders = {p.values["job_id"] for p in kept}
+    folders = {p.values["job_id"] for p in kept} | known
     orphans = sorted(i for i in cleanup.inventory(ctx.repo, ctx.state_dir).refs if i not in folders)
     if orphans:
         out.left.append(

@@ -374,9 +374,7 @@ def transition_all(
 def insert(store: Store, conn: sqlite3.Connection, values: Mapping[str, Any]) -> None:
     """A new job row (from intake, or remade by a rebuild) with what its folder holds; every
     text is sanitized."""
-    names = [name for name in Job._fields if name in values] + [
-        name for name in ("key_legacy",) if name in values
-    ]
+    names = [name for name in Job._fields if name in values]
     conn.execute(
         f"INSERT INTO blog_publication ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
         [
