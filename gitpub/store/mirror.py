@@ -73,6 +73,7 @@ class Mirror:
         if not folder.is_dir():
             return
         known = self._store_shas(conn, job_id)
+        sent: list[tuple[str, str, str, bytes]] = []
         for name, path in _files(folder):
             try:
                 stat = _stat(path)
@@ -90,13 +91,15 @@ class Mirror:
                 continue
             digest = sha256_hex(data)
             if known.get(name) != digest:
-                conn.execute(
-                    "INSERT INTO blog_job_file (job_id, name, sha256, data) VALUES (?, ?, ?, ?)"
-                    " ON CONFLICT (job_id, name) DO UPDATE"
-                    " SET sha256 = excluded.sha256, data = excluded.data",
-                    (job_id, name, digest, data),
-                )
+                sent.append((job_id, name, digest, data))
             self._pending.append((job_id, name, digest, stat))
+        if sent:
+            conn.executemany(
+                "INSERT INTO blog_job_file (job_id, name, sha256, data) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (job_id, name) DO UPDATE"
+                " SET sha256 = excluded.sha256, data = excluded.data",
+                sent,
+            )
 
     def settle(self, committed: bool) -> None:
         """After the transaction: what it sent is known to be in the store, or forgotten."""

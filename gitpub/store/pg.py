@@ -250,6 +250,7 @@ class PgStore(Store):
         self.conn = Connection(pg)
         self.opened_at = time.time()
         self._files = mirror.Mirror(self.conn, self.path.parent / "jobs", self.opened_at)
+        self._touched: set[str] = set()
         try:
             self._migrate()
             _align_clock(self.conn)
@@ -308,8 +309,12 @@ class PgStore(Store):
         try:
             with _translated_errors(), self.conn.pg.transaction():
                 yield self.conn
+                # Once per job, however many of its changes the transaction holds.
+                for job_id in sorted(self._touched):
+                    self._files.keep(self.conn, job_id)
             committed = True
         finally:
+            self._touched.clear()
             self._files.settle(committed)
 
     def lease_token(self, conn: Any) -> str:
@@ -322,7 +327,7 @@ class PgStore(Store):
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (f"{self.schema}:{name}",))
 
     def keep_folder(self, conn: Any, job_id: str) -> None:
-        self._files.keep(conn, job_id)
+        self._touched.add(job_id)  # sent when the transaction ends, in it
 
     def fetch_folder(self, job_id: str) -> None:
         self._files.fetch(job_id)
