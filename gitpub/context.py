@@ -26,6 +26,10 @@ class Context:
         self.config = config
         self.store = store
         self.locks = locks
+        # What a room keeps from one job to the next for this repository (the similarity
+        # judge's 3-grams, sealed articles already read): gone with the Context, never shared
+        # by two repositories in one long-lived process.
+        self.memos: dict[str, object] = {}
 
     @property
     def state_dir(self) -> Path:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
+from conftest import Blog, make_blog
 
 from gitpub.prepare import builtins
 from gitpub.site import frontmatter
@@ -42,33 +44,35 @@ def test_the_best_match_is_exact_whatever_part_of_the_blog_the_memo_holds(
     monkeypatch: pytest.MonkeyPatch, room: int
 ) -> None:
     # Room for no text, a few, or all: the texts it cannot hold are compared as plain sets.
-    monkeypatch.setattr(builtins, "_grams", builtins._Grams())
-    monkeypatch.setattr(builtins._Grams, "MAX_TEXTS", room)
+    monkeypatch.setattr(builtins.Grams, "MAX_TEXTS", room)
+    memo = builtins.Grams()
     texts = _texts()
     others = [{"path": f"p{i}.md", "text": t} for i, t in enumerate(texts[1:])]
     expected = max((_plain(texts[0], o["text"]), o["path"]) for o in others)
     for _ in range(3):
-        assert builtins._best(texts[0], others) == expected
-    assert len(builtins._grams.texts) == min(room, len(texts))
+        assert builtins._best(texts[0], others, memo) == expected
+    assert len(memo.texts) == min(room, len(texts))
 
 
 def test_a_full_memo_starts_over_when_the_blog_it_holds_is_no_longer_asked_about(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(builtins, "_grams", builtins._Grams())
-    monkeypatch.setattr(builtins._Grams, "MAX_TEXTS", 4)
+    monkeypatch.setattr(builtins.Grams, "MAX_TEXTS", 4)
+    memo = builtins.Grams()
     texts = _texts()
-    builtins._best(texts[0], [{"path": "a", "text": t} for t in texts[1:8]])
-    held = set(builtins._grams.texts)
-    assert builtins._grams.full and len(held) == 4
-    builtins._best(texts[0], [{"path": "a", "text": t} for t in texts[1:8]])
-    assert set(builtins._grams.texts) == held  # the same blog again: kept
+    builtins._best(texts[0], [{"path": "a", "text": t} for t in texts[1:8]], memo)
+    held = set(memo.texts)
+    assert memo.full and len(held) == 4
+    builtins._best(texts[0], [{"path": "a", "text": t} for t in texts[1:8]], memo)
+    assert set(memo.texts) == held  # the same blog again: kept
     # Another blog: the first comparison leaves what is held unused, the next starts over.
     others = texts[8:]
     expected = max((_plain(texts[8], t), "b") for t in others)
     for _ in range(2):
-        assert builtins._best(texts[8], [{"path": "b", "text": t} for t in others]) == expected
-    assert set(builtins._grams.texts) <= {texts[8], *others}
+        assert (
+            builtins._best(texts[8], [{"path": "b", "text": t} for t in others], memo) == expected
+        )
+    assert set(memo.texts) <= {texts[8], *others}
 
 
 @pytest.mark.parametrize(
@@ -87,3 +91,16 @@ def test_a_full_memo_starts_over_when_the_blog_it_holds_is_no_longer_asked_about
 )
 def test_body_start_agrees_with_the_parser(text: str) -> None:
     assert frontmatter.body_start(text) == frontmatter.parse(text).body_start_line
+
+
+def test_each_repository_has_its_own_memo(blog: Blog, tmp_path: Path) -> None:
+    """Two repositories served by one long-lived process (a Publisher each): the judge's
+    3-grams hang on each one's Context, never on the process."""
+    from gitpub.context import open_context
+
+    (tmp_path / "second").mkdir()
+    other = make_blog(tmp_path / "second")
+    with open_context(blog.root) as one, open_context(other.root) as two:
+        first = builtins.grams(one.memos)
+        assert builtins.grams(one.memos) is first
+        assert builtins.grams(two.memos) is not first

@@ -91,6 +91,7 @@ def judge(ctx: Context, job: Job, delta: Delta, candidate: str) -> dict[str, obj
         heartbeat=beat,
         beat_every=lease / 8,
         spool=spool_dir(ctx, job, delta),
+        memos=ctx.memos,
     )
     steps.check_judge(answer, "recheck")
     return answer

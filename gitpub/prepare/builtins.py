@@ -41,8 +41,9 @@ def shingles(text: str) -> frozenset[str]:
     return frozenset(body[i : i + _SHINGLE] for i in range(len(body) - _SHINGLE + 1))
 
 
-class _Grams:
-    """Texts' 3-grams as bitsets over one vocabulary of 3-grams, kept per process.
+class Grams:
+    """Texts' 3-grams as bitsets over one vocabulary of 3-grams, kept on the Context (see
+    `grams`): a long-lived process serving one repository keeps them between jobs.
 
     A prepare compares its article with every other article of the blog: a blog of a
     thousand posts would otherwise be read again for every job, and comparing two bitsets
@@ -97,15 +98,20 @@ class _Grams:
         return known
 
 
-_grams = _Grams()
+def grams(memos: dict[str, object]) -> Grams:
+    """The 3-gram memo of a Context's `memos`, made on first use."""
+    memo = memos.get("grams")
+    if not isinstance(memo, Grams):
+        memo = memos["grams"] = Grams()
+    return memo
 
 
 class _Measured:
     """One text, as a bitset when the memo holds it, else as a set of its 3-grams."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, memo: Grams) -> None:
         self.text = text
-        self.bits = _grams.of(text)
+        self.bits = memo.of(text)
         self._set: frozenset[str] | None = None
 
     @property
@@ -131,19 +137,19 @@ class _Measured:
 
 def similarity(a: str, b: str) -> float:
     """Jaccard similarity of character 3-gram sets (works for CJK and for spaced languages)."""
-    _grams.begin()
-    return _Measured(a).jaccard(_Measured(b))
+    memo = Grams()
+    return _Measured(a, memo).jaccard(_Measured(b, memo))
 
 
-def _best(candidate: str, others: list[Mapping[str, Any]]) -> tuple[float, str | None]:
+def _best(candidate: str, others: list[Mapping[str, Any]], memo: Grams) -> tuple[float, str | None]:
     """The most similar article and its score, exactly. An article whose 3-gram count is so
     far from the candidate's that even sharing every 3-gram of the smaller set could not
     beat the best so far is passed over without comparing the sets."""
-    _grams.begin()
-    mine = _Measured(candidate)
+    memo.begin()
+    mine = _Measured(candidate, memo)
     best, path = 0.0, None
     for other in others:
-        theirs = _Measured(str(other.get("text", "")))
+        theirs = _Measured(str(other.get("text", "")), memo)
         small, large = sorted((mine.count, theirs.count))
         if not small or small <= best * large:
             continue
@@ -171,7 +177,11 @@ def duplicate_of(text: str, others: Iterable[Mapping[str, Any]]) -> str | None:
 
 
 def judge(
-    request: Mapping[str, Any], skip_at: float, update_at: float, similar: str = "record"
+    request: Mapping[str, Any],
+    skip_at: float,
+    update_at: float,
+    similar: str = "record",
+    memo: Grams | None = None,
 ) -> dict[str, Any]:
     """The writer's path decides; a score never ends a post.
 
@@ -190,7 +200,7 @@ def judge(
     pool = request.get("delta" if request.get("mode") == "recheck" else "existing", [])
     own = next((e for e in pool if e.get("path") == mine), None)
     others = [e for e in pool if e.get("path") != mine]
-    score, path = _best(text, others)
+    score, path = _best(text, others, memo or Grams())
     # The same article has the same 3-grams: only a perfect score needs the texts compared.
     twin = duplicate_of(text, others) if score >= 1.0 else None
     if request.get("mode") == "recheck":

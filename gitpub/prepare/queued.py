@@ -49,7 +49,11 @@ class _Sealed:
         return data
 
 
-_sealed = _Sealed()
+def _memo(ctx: Context) -> _Sealed:
+    memo = ctx.memos.get("sealed")
+    if not isinstance(memo, _Sealed):
+        memo = ctx.memos["sealed"] = _Sealed()
+    return memo
 
 
 def articles(ctx: Context, job: Job, own: str) -> dict[str, bytes]:
@@ -58,11 +62,12 @@ def articles(ctx: Context, job: Job, own: str) -> dict[str, bytes]:
     path it writes)."""
     rows = reads.sealed_before(ctx.store, job, ON_THE_WAY)
     out: dict[str, bytes] = {}
+    memo = _memo(ctx)
     for path, folder, sealed in rows:
         if path == own:
             continue
         try:
-            out[path] = _sealed.read(ctx.state_dir / folder, sealed, path)
+            out[path] = memo.read(ctx.state_dir / folder, sealed, path)
         except OSError:
             continue  # damaged artifacts are that job's to report, not this one's
     return out

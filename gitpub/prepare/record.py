@@ -110,6 +110,7 @@ class Recorder:
             spool=self._spool(spool or kind),
             allow=self.allow,
             landing=self._landing(spool or kind),
+            memos=self.ctx.memos,
         )
 
     def _spool(self, kind: str) -> Path:

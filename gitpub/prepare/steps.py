@@ -24,12 +24,12 @@ _JUDGE_FIELDS: dict[str, type | tuple[type, ...]] = {
 
 
 def _builtin(
-    name: str, kind: str, cfg: StepsConfig, allow: Iterable[str] = ()
+    name: str, kind: str, cfg: StepsConfig, allow: Iterable[str], memos: dict[str, object]
 ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     table: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
         "passthrough": builtins.passthrough,
         "similarity": lambda r: builtins.judge(
-            r, cfg.similarity_skip, cfg.similarity_update, cfg.similar
+            r, cfg.similarity_skip, cfg.similarity_update, cfg.similar, builtins.grams(memos)
         ),
         "secrets": lambda r: builtins.secrets(r, allow),
         "mdx": builtins.mdx,
@@ -53,11 +53,14 @@ def call(
     spool: Path | None = None,
     allow: Iterable[str] = (),
     landing: Landing | None = None,
+    memos: dict[str, object] | None = None,
 ) -> dict[str, Any]:
     """`allow` (fingerprints a person allowed) reaches the built-in secrets gate only: the
-    step protocol of external commands stays `{"path", "text"}`."""
+    step protocol of external commands stays `{"path", "text"}`. `memos`: the Context's, where
+    built-in steps keep what outlives one job (the similarity judge's 3-grams)."""
     if isinstance(spec, str):
-        return _builtin(spec.removeprefix("builtin:"), kind, cfg, allow)(request)
+        name = spec.removeprefix("builtin:")
+        return _builtin(name, kind, cfg, allow, {} if memos is None else memos)(request)
     # Before anything starts (no spool, no checkpoint): a refused step leaves nothing that
     # could answer for it once the node allows it and the job is retried.
     gate.require(kind, spec)
