@@ -9,9 +9,8 @@ left to a person (the job becomes CONFLICT; a person's own rebase stops as git's
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitpub.config import Config
 from gitpub.context import Context
@@ -34,13 +33,6 @@ _EDITOR = {"GIT_EDITOR": "true"}  # keep each replayed commit's message as it is
 _PERSON = {**_EDITOR, WRITER_ENV: ""}
 
 
-def _rebase(cfg: Config, cwd: Path, args: Sequence[str]) -> bool:
-    # The job's identity and signing choice, never the person's: a rebase commits.
-    argv = [*objects.sign_args(cfg), "rebase", "--quiet", *args]
-    env = {**_EDITOR, **objects.ident_env(cfg)}
-    return run_git(argv, cwd, check=False, env=env).returncode == 0
-
-
 def _in_progress(cwd: Path) -> bool:
     for name in ("rebase-merge", "rebase-apply"):
         where = run_git(["rev-parse", "--git-path", name], cwd).stdout.decode().strip()
@@ -49,49 +41,39 @@ def _in_progress(cwd: Path) -> bool:
     return False
 
 
-def _font_only(cfg: Config, paths: list[str]) -> bool:
-    return bool(paths) and bool(cfg.font_outputs) and set(paths) <= set(cfg.font_outputs)
-
-
 # ----------------------------------------------------------------------- job worktrees
 
 
 def rebase_job(
     ctx: Context, job: Job, worktree: Path, upstream: str
 ) -> tuple[Job, list[str] | None]:
-    """Rebase the job branch checked out in `worktree` onto `upstream`.
+    """Rebase the job branch checked out in `worktree` onto `upstream`, by the one replay
+    every rebase of gitpub follows (`replay`).
 
     Returns the (possibly updated) job and None on success, or the conflicting paths after
     aborting the rebase. When the subsets were the only conflict — or the rebase was clean
     but left them short of the merged articles' characters — they are rebuilt, the job commit
     is amended with the new manifest trailer, and the new manifest hash is recorded before
     this returns: the relay confirms publication by that hash."""
+    from gitpub.fonts.source import FontError
+
     cfg = ctx.config
     target = ctx.repo.resolve(upstream) or upstream
     before = ctx.repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
-    if _rebase(cfg, worktree, ["--no-verify", target]):
-        return _refresh_after_clean_rebase(ctx, job, worktree, target)
-    paths = unmerged_paths(worktree)
-    run_git(["rebase", "--abort"], worktree, check=False)
-    if not paths:
-        raise GitCommandError(["git", "rebase", target], 1, "rebase failed without conflicts")
-    if not _font_only(cfg, paths):
-        return job, paths
-    from gitpub import fonts  # the font engine is heavy: loaded where fonts are configured
-
-    # Redo it keeping the remote's subsets: the articles merge cleanly (only the subsets
-    # conflicted), and the subsets are rebuilt from those merged articles right after.
-    if not _rebase(cfg, worktree, ["--no-verify", "-X", "ours", target]):
-        again = unmerged_paths(worktree) or paths
-        run_git(["rebase", "--abort"], worktree, check=False)
-        return job, again
     try:
-        job = _rebuild_and_amend(ctx, job, worktree, "font-only conflict", target, paths)
-    except fonts.FontError:
+        done = replay(cfg, worktree, target, job=True)
+        if done.conflict is not None:
+            return job, done.conflict
+        if done.rebuilt:
+            why = "font-only conflict"
+            return _rebuild_and_amend(ctx, job, worktree, why, target, done.rebuilt), None
+    except FontError:
+        if _in_progress(worktree):
+            run_git(["rebase", "--abort"], worktree, check=False)
         if before:
             run_git(["reset", "--hard", "--quiet", before], worktree)
-        return job, paths
-    return job, None
+        return job, sorted(cfg.font_outputs)
+    return _refresh_after_clean_rebase(ctx, job, worktree, target)
 
 
 def _refresh_after_clean_rebase(
@@ -197,12 +179,14 @@ def _onto(root: Path) -> str | None:
     return None
 
 
-def _rebuild_staged(cfg: Config, root: Path, progress: fonts.Progress | None) -> bool:
+def _rebuild_staged(
+    cfg: Config, root: Path, progress: fonts.Progress | None, private: bool = False
+) -> bool:
     """Rebuild the subsets from the articles as they stand at this step of the rebase and
     stage them; True when that changed what the step commits."""
     from gitpub import fonts
 
-    fonts.regenerate(cfg, root, progress=progress)
+    fonts.regenerate(cfg, root, progress=progress, private=private)
     present = [o for o in cfg.font_outputs if (root / o).is_file()]
     if present:
         run_git(["add", "--", *present], root, env=_PERSON)
@@ -210,7 +194,7 @@ def _rebuild_staged(cfg: Config, root: Path, progress: fonts.Progress | None) ->
 
 
 def resolve_step(
-    cfg: Config, root: Path, progress: fonts.Progress | None = None
+    cfg: Config, root: Path, progress: fonts.Progress | None = None, *, private: bool = False
 ) -> str | list[str]:
     """One stopped step of a rebase in `root` (a hand-edit replay or a person's rebase), the
     one font-conflict rule both follow: when every unmerged path is a font output, the
@@ -224,11 +208,48 @@ def resolve_step(
         return real
     from gitpub import fonts
 
-    if cfg.fonts is not None and (unmerged or fonts.stale(cfg, root)):
-        _rebuild_staged(cfg, root, progress)
+    if cfg.fonts is not None and (unmerged or fonts.stale(cfg, root, private=private)):
+        _rebuild_staged(cfg, root, progress, private)
         same = run_git(["diff", "--cached", "--quiet", "HEAD"], root, check=False)
         return "--skip" if same.returncode == 0 else "--continue"
     return "--continue"
+
+
+FONT_ROUNDS = 100
+"""Stops one replay may settle by rebuilding subsets before it gives up (a loop guard)."""
+
+
+class Replayed(NamedTuple):
+    conflict: list[str] | None  # the real conflict's paths (the rebase aborted), or None
+    rebuilt: list[str]  # subsets that conflicted on the way and were rebuilt
+
+
+def replay(cfg: Config, worktree: Path, upstream: str, *, job: bool = False) -> Replayed:
+    """`git rebase upstream` in `worktree` (a job's worktree, or a hand edit's), each stop
+    settled by the one font-conflict rule (`resolve_step`); a real conflict aborts it. With
+    `job`, the commits are the writer's (its identity and signing) and the fonts are built
+    as in a private checkout."""
+    prefix = objects.sign_args(cfg) if job else []
+    env = {**_EDITOR, **objects.ident_env(cfg)} if job else _EDITOR
+    step = ["rebase", "--quiet", "--no-verify", upstream]
+    rebuilt: set[str] = set()
+    for _ in range(FONT_ROUNDS):
+        proc = run_git([*prefix, *step], worktree, check=False, env=env)
+        if proc.returncode == 0:
+            return Replayed(None, sorted(rebuilt))
+        unmerged = unmerged_paths(worktree)
+        if not unmerged:
+            run_git(["rebase", "--abort"], worktree, check=False)
+            stderr = proc.stderr.decode("utf-8", "replace")
+            raise GitCommandError(["git", *step], proc.returncode, stderr)
+        resolved = resolve_step(cfg, worktree, private=job)
+        if isinstance(resolved, list):
+            run_git(["rebase", "--abort"], worktree, check=False)
+            return Replayed(resolved, sorted(rebuilt))
+        rebuilt.update(unmerged)
+        step = ["rebase", resolved]
+    run_git(["rebase", "--abort"], worktree, check=False)
+    return Replayed(sorted(cfg.font_outputs), sorted(rebuilt))
 
 
 def rebase_live(

@@ -20,12 +20,11 @@ from gitpub.core.ids import Oid
 from gitpub.deliver import fontmerge, guard
 from gitpub.git import trailers, worktrees
 from gitpub.git.process import git_out, run_git
-from gitpub.git.repo import merge_base, operation_in_progress, unmerged_paths
+from gitpub.git.repo import merge_base, operation_in_progress
 from gitpub.sync import held
 
 WORKTREE = "external-sync"
 """Name of the private worktree (under the state dir's worktrees/) where rebases happen."""
-FONT_ROUNDS = 100
 """Rebase steps in one rebase, at most: each font-only conflict resolved costs one."""
 
 
@@ -262,25 +261,8 @@ def rebase(ctx: Context, local: Oid, upstream: Oid) -> tuple[Oid | None, list[st
 
 
 def _replay(ctx: Context, worktree: Path, upstream: str) -> list[str] | None:
-    cfg = ctx.config
-    step = ["rebase", "--quiet", "--no-verify", upstream]
-    for _ in range(FONT_ROUNDS):
-        proc = run_git(step, worktree, check=False, env={"GIT_EDITOR": "true"})
-        if proc.returncode == 0:
-            return None
-        if not unmerged_paths(worktree):
-            run_git(["rebase", "--abort"], worktree, check=False)
-            raise GitCommandError(
-                ["git", *step], proc.returncode, proc.stderr.decode("utf-8", "replace")
-            )
-        # The one font-conflict rule of delivery (gitpub.deliver.fontmerge.resolve_step).
-        resolved = fontmerge.resolve_step(cfg, worktree)
-        if isinstance(resolved, list):
-            run_git(["rebase", "--abort"], worktree, check=False)
-            return resolved
-        step = ["rebase", resolved]
-    run_git(["rebase", "--abort"], worktree, check=False)
-    return sorted(cfg.font_outputs)
+    # The one replay of delivery, with its one font-conflict rule (gitpub.deliver.fontmerge).
+    return fontmerge.replay(ctx.config, worktree, upstream).conflict
 
 
 def _refresh_fonts(ctx: Context, worktree: Path) -> None:

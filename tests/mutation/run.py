@@ -289,8 +289,8 @@ MUTANTS = (
     Mutant(
         "font regeneration skipped",
         "gitpub/deliver/fontmerge.py",
-        "written = fonts.regenerate(cfg, worktree, private=True)",
-        "written: list[str] = []",
+        "        _rebuild_staged(cfg, root, progress, private)\n",
+        "        pass\n",
         (
             "tests/test_fonts_publish.py::test_two_nodes_font_only_conflict_is_regenerated_not_a_conflict",
         ),
@@ -605,6 +605,16 @@ MUTANTS = (
         (
             "tests/test_fleet.py::"
             "test_a_worker_whose_clone_is_behind_takes_over_a_job_another_began",
+        ),
+    ),
+    Mutant(
+        "a job rebased onto articles without subsets keeps short ones",
+        "gitpub/deliver/fontmerge.py",
+        "    written = fonts.regenerate(cfg, worktree, private=True)\n",
+        "    written: list[str] = []\n",
+        (
+            "tests/test_fonts_publish.py::"
+            "test_a_job_landing_on_articles_pushed_without_subsets_brings_them_up_to_date",
         ),
     ),
 )
