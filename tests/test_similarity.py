@@ -104,3 +104,26 @@ def test_each_repository_has_its_own_memo(blog: Blog, tmp_path: Path) -> None:
         first = builtins.grams(one.memos)
         assert builtins.grams(one.memos) is first
         assert builtins.grams(two.memos) is not first
+
+
+@pytest.mark.parametrize("floor", [0.2, 0.5, 0.85])
+def test_the_floor_drops_only_articles_that_cannot_reach_it(floor: float) -> None:
+    """With a floor, the answer is the exact best whenever that reaches the floor, and
+    nothing otherwise: the substring bound never drops an article that could matter."""
+    rng = random.Random(floor)
+    texts = _texts()
+    for n in range(25):
+        candidate = rng.choice(texts)
+        # Near-copies of the candidate at every distance, among unrelated texts.
+        words = candidate.split()
+        near = [" ".join(w for w in words if rng.random() > cut) for cut in (0.1, 0.3, 0.6)]
+        pool = [{"path": f"p{i}.md", "text": t} for i, t in enumerate(texts + near)]
+        pool = [o for o in pool if o["text"] != candidate]
+        scores = {o["path"]: _plain(candidate, o["text"]) for o in pool}
+        top = max(scores.values())
+        got = builtins._best(candidate, pool, builtins.Grams(), floor)
+        if top >= floor:
+            # The first article of the best score, as an exact comparison of all finds it.
+            assert got == (top, next(p for p, s in scores.items() if s == top)), (n, floor)
+        else:
+            assert got == (0.0, None), (n, floor)

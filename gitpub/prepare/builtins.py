@@ -5,6 +5,7 @@ built-in and an external command are interchangeable behind `steps.run_step`."""
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -141,22 +142,55 @@ def similarity(a: str, b: str) -> float:
     return _Measured(a, memo).jaccard(_Measured(b, memo))
 
 
-def _best(candidate: str, others: list[Mapping[str, Any]], memo: Grams) -> tuple[float, str | None]:
-    """The most similar article and its score, exactly. An article whose 3-gram count is so
-    far from the candidate's that even sharing every 3-gram of the smaller set could not
-    beat the best so far is passed over without comparing the sets."""
+def _best(
+    candidate: str, others: list[Mapping[str, Any]], memo: Grams, floor: float = 0.0
+) -> tuple[float, str | None]:
+    """The most similar article and its score, exactly — when that score reaches `floor`;
+    below it (0.0, None): no score under `floor` decides anything.
+
+    Two cheap bounds pass articles over before their 3-grams are built. The union of two
+    sets holds the candidate's, so the score is at most the share of the candidate's 3-grams
+    that occur in the other body: an article missing more of them than `floor` allows is
+    dropped after a few substring searches (a blog of 20,000 posts is read so, not parsed).
+    And an article whose 3-gram count is so far from the candidate's that even sharing every
+    3-gram of the smaller set could not beat the best so far is passed over."""
     memo.begin()
     mine = _Measured(candidate, memo)
+    grams = sorted(mine.grams) if floor > 0 else []
+    allowed = len(grams) - math.ceil(floor * len(grams))  # misses a score ≥ floor allows
     best, path = 0.0, None
     for other in others:
-        theirs = _Measured(str(other.get("text", "")), memo)
+        text = str(other.get("text", ""))
+        if grams and not _may_reach(grams, allowed, _body(text)):
+            continue
+        theirs = _Measured(text, memo)
         small, large = sorted((mine.count, theirs.count))
         if not small or small <= best * large:
             continue
         score = mine.jaccard(theirs)
         if score > best:
             best, path = score, str(other.get("path"))
-    return best, path
+    return (best, path) if best >= floor else (0.0, None)
+
+
+def _best_said(score: float, floor: float) -> str:
+    if score < floor:
+        return f"no other article {floor:.2f} similar or more"
+    return f"best similarity {score:.2f}"
+
+
+def _may_reach(grams: list[str], allowed: int, body: str) -> bool:
+    """Whether a body misses at most `allowed` of the candidate's 3-grams (a 3-gram of the
+    body is exactly a 3-character substring of it; a body too short for one is measured)."""
+    if len(body) < _SHINGLE:
+        return True
+    missed = 0
+    for gram in grams:
+        if gram not in body:
+            missed += 1
+            if missed > allowed:
+                return False
+    return True
 
 
 def same_article(a: str, b: str) -> bool:
@@ -200,7 +234,8 @@ def judge(
     pool = request.get("delta" if request.get("mode") == "recheck" else "existing", [])
     own = next((e for e in pool if e.get("path") == mine), None)
     others = [e for e in pool if e.get("path") != mine]
-    score, path = _best(text, others, memo or Grams())
+    floor = min(update_at, skip_at)  # the lowest score that decides or is recorded
+    score, path = _best(text, others, memo or Grams(), floor)
     # The same article has the same 3-grams: only a perfect score needs the texts compared.
     twin = duplicate_of(text, others) if score >= 1.0 else None
     if request.get("mode") == "recheck":
@@ -217,14 +252,14 @@ def judge(
                 f"{score:.2f} similar to {path}, which reached the remote meanwhile; a person "
                 'decides (retry to publish, abandon to drop; [steps] similar = "skip" skips)'
             )
-        return {"decision": "KEEP", "reason": f"best similarity {score:.2f}"}
+        return {"decision": "KEEP", "reason": _best_said(score, floor)}
     if own is not None:
         if own.get("text") == text:
             return {"decision": "SKIP", "reason": "no change"}
         return {"decision": "UPDATE", "target": mine, "reason": "revision of its own path"}
     if twin is not None:
         return {"decision": "SKIP", "reason": f"1.00 similar to {twin}: the same article"}
-    answer: dict[str, Any] = {"decision": "NEW", "reason": f"best similarity {score:.2f}"}
+    answer: dict[str, Any] = {"decision": "NEW", "reason": _best_said(score, floor)}
     if score >= min(update_at, skip_at) and path is not None:
         # For a person to see (`show`), and for the path rules to act on: a near-duplicate
         # waits in REVIEW; `[steps] similar` says what a lower score does.

@@ -617,6 +617,13 @@ MUTANTS = (
             "test_a_job_landing_on_articles_pushed_without_subsets_brings_them_up_to_date",
         ),
     ),
+    Mutant(
+        "the similarity bound drops an article that could reach the floor",
+        "gitpub/prepare/builtins.py",
+        "    allowed = len(grams) - math.ceil(floor * len(grams))",
+        "    allowed = len(grams) // 20",
+        ("tests/test_similarity.py::test_the_floor_drops_only_articles_that_cannot_reach_it",),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).
