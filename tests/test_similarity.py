@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -127,3 +128,16 @@ def test_the_floor_drops_only_articles_that_cannot_reach_it(floor: float) -> Non
             assert got == (top, next(p for p, s in scores.items() if s == top)), (n, floor)
         else:
             assert got == (0.0, None), (n, floor)
+
+
+def test_a_huge_articles_3_grams_are_kept_in_the_cache_and_read_back_the_same() -> None:
+    rng = random.Random(3)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyzäöü漢字") for _ in range(6))] * 3
+    words += ["".join(rng.choice("abcdefghijklmnop") for _ in range(5)) for _ in range(500)]
+    text = "---\ntitle: Huge\n---\n\n" + " ".join(rng.choice(words) for _ in range(200_000))
+    assert len(text) >= builtins.BIG
+    first = builtins.shingles(text)
+    (kept,) = (Path(os.environ["XDG_CACHE_HOME"]) / "gitpub" / "grams").iterdir()
+    assert builtins.shingles(text) == first == builtins._shingles(text)
+    kept.write_text("abc\ndef\n")  # what is read back is what the cache holds
+    assert builtins.shingles(text) == {"abc", "def"}

@@ -5,6 +5,7 @@ built-in and an external command are interchangeable behind `steps.run_step`."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import unicodedata
@@ -12,6 +13,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gitpub import scan
+from gitpub.core import userdirs
+from gitpub.core.files import write_atomic
+from gitpub.core.ids import sha256_hex
 from gitpub.prepare.protocol import StepFailed
 from gitpub.site import validate
 from gitpub.site.frontmatter import body_start
@@ -33,9 +37,33 @@ def _body(text: str) -> str:
     return re.sub(r"[\W_]+", "", body)  # whitespace and punctuation carry no meaning here
 
 
+BIG = 1 << 20
+"""Texts from this size on keep their 3-grams in the user cache, by the text's hash: a blog
+holding a huge article would otherwise build its 3-grams again in every job's process."""
+
+
 def shingles(text: str) -> frozenset[str]:
     """The character 3-grams of the body (front matter left out, case, whitespace and
     punctuation ignored)."""
+    if len(text) >= BIG:
+        return _cached_shingles(text)
+    return _shingles(text)
+
+
+def _cached_shingles(text: str) -> frozenset[str]:
+    # A 3-gram is three word characters (`_body` drops the rest): one per line is exact.
+    place = userdirs.cache_dir() / "grams" / f"{sha256_hex(text.encode('utf-8'))}.txt"
+    try:
+        return frozenset(place.read_text("utf-8").split("\n")) - {""}
+    except OSError:
+        pass
+    grams = _shingles(text)
+    with contextlib.suppress(OSError):  # a cache: a read-only home only costs the time
+        write_atomic(place, "\n".join(sorted(grams)).encode("utf-8"), sync=False)
+    return grams
+
+
+def _shingles(text: str) -> frozenset[str]:
     body = _body(text)
     if len(body) < _SHINGLE:
         return frozenset({body}) if body else frozenset()
@@ -72,15 +100,17 @@ class Grams:
             self.full = False
         self.used = set()
 
-    def of(self, text: str) -> tuple[int, int] | None:
-        """(bitset, number of 3-grams) of a text, or None once full."""
+    def of(self, text: str, grams: frozenset[str] | None = None) -> tuple[int, int] | None:
+        """(bitset, number of 3-grams) of a text (whose 3-grams are `grams` when the caller
+        has them already), or None once full."""
         known = self.texts.get(text)
         if known is not None:
             self.used.add(text)
             return known
         if self.full:
             return None
-        grams = shingles(text)
+        if grams is None:
+            grams = shingles(text)
         # A new vocabulary entry (a 3-character string, an int, its slot) is ~100 bytes; the
         # bitset is at most as long as the vocabulary.
         worst = len(text) + 100 * len(grams) + (len(self.index) + len(grams)) // 8
@@ -110,10 +140,10 @@ def grams(memos: dict[str, object]) -> Grams:
 class _Measured:
     """One text, as a bitset when the memo holds it, else as a set of its 3-grams."""
 
-    def __init__(self, text: str, memo: Grams) -> None:
+    def __init__(self, text: str, memo: Grams, grams: frozenset[str] | None = None) -> None:
         self.text = text
-        self.bits = memo.of(text)
-        self._set: frozenset[str] | None = None
+        self.bits = memo.of(text, grams)
+        self._set = grams
 
     @property
     def count(self) -> int:
@@ -155,15 +185,17 @@ def _best(
     And an article whose 3-gram count is so far from the candidate's that even sharing every
     3-gram of the smaller set could not beat the best so far is passed over."""
     memo.begin()
-    mine = _Measured(candidate, memo)
-    grams = sorted(mine.grams) if floor > 0 else []
+    own = shingles(candidate)  # once: the bitset and the bound both start from them
+    mine = _Measured(candidate, memo, own)
+    grams = sorted(own) if floor > 0 else []
     allowed = len(grams) - math.ceil(floor * len(grams))  # misses a score ≥ floor allows
     best, path = 0.0, None
     for other in others:
         text = str(other.get("text", ""))
-        if grams and not _may_reach(grams, allowed, _body(text)):
+        known = shingles(text) if len(text) >= BIG else None  # from the cache, usually
+        if grams and not _may_reach(grams, allowed, _body(text) if known is None else known):
             continue
-        theirs = _Measured(text, memo)
+        theirs = _Measured(text, memo, known)
         small, large = sorted((mine.count, theirs.count))
         if not small or small <= best * large:
             continue
@@ -179,10 +211,11 @@ def _best_said(score: float, floor: float) -> str:
     return f"best similarity {score:.2f}"
 
 
-def _may_reach(grams: list[str], allowed: int, body: str) -> bool:
-    """Whether a body misses at most `allowed` of the candidate's 3-grams (a 3-gram of the
-    body is exactly a 3-character substring of it; a body too short for one is measured)."""
-    if len(body) < _SHINGLE:
+def _may_reach(grams: list[str], allowed: int, body: str | frozenset[str]) -> bool:
+    """Whether a body (or its 3-grams) misses at most `allowed` of the candidate's 3-grams
+    (a 3-gram of a body is exactly a 3-character substring of it; a body too short for one
+    is measured)."""
+    if isinstance(body, str) and len(body) < _SHINGLE:
         return True
     missed = 0
     for gram in grams:
