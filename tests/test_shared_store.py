@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import psycopg
@@ -209,3 +210,31 @@ def test_a_shared_store_that_lost_its_rows_is_rebuilt_from_a_node(blog: Blog, sh
     assert blog.commits_with_job(published) == 1
     assert blog.commits_with_job(waiting) == 1
     assert blog.submit("kept", text) == published  # the same key is the same job again
+
+
+HOLD_AND_DIE = """
+import os, sys
+from pathlib import Path
+from gitpub.context import open_context
+with open_context(Path(sys.argv[1])) as ctx:
+    ctx.store.lock_seconds = 3600.0
+    held = ctx.store.fleet("delivery")  # kept: a collected generator would release it
+    held.__enter__()
+    os._exit(0)  # dies holding it: no release, as a SIGKILL leaves it
+"""
+
+
+def test_a_push_lock_whose_holder_died_is_taken_at_once(blog: Blog, shared: str) -> None:
+    """A worker killed while it pushed leaves the fleet's push lock behind; the next one on
+    this host takes it over at once instead of waiting out the lock's hour."""
+    subprocess.run([sys.executable, "-c", HOLD_AND_DIE, str(blog.root)], check=True)
+    got = threading.Event()
+
+    def take() -> None:
+        with open_context(blog.root) as ctx, ctx.store.fleet("delivery"):
+            got.set()
+
+    worker = threading.Thread(target=take, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert got.is_set()

@@ -13,7 +13,9 @@ step answers, manifest, artifacts — so a worker in a fresh clone can drive any
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import socket
 import sqlite3
 import time
 import uuid
@@ -29,6 +31,7 @@ from gitpub.core.ids import sha256_hex
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import mirror
 from gitpub.store.db import Store, at, now, parse_time
+from gitpub.store.leases import lease_holder_dead
 
 _JSON_FIELD = re.compile(r"json_extract\((\w+), '\$\.(\w+)'\)")
 _REGISTRY_LOCK = 0x67697470  # pg_advisory_xact_lock key while a blog's schema is made
@@ -341,7 +344,9 @@ class PgStore(Store):
         if name != "delivery":
             yield
             return
-        token = uuid.uuid4().hex
+        # "host:pid token": a holder that died on this host is overridden at once, as a
+        # job's lease is (a crashed worker cannot release it).
+        token = f"{socket.gethostname()}:{os.getpid()} {uuid.uuid4().hex}"
         while True:
             stamp = now()
             with self.transaction() as conn:
@@ -350,10 +355,21 @@ class PgStore(Store):
                     " ON CONFLICT (name) DO NOTHING",
                     (name,),
                 )
+                holder = conn.execute(
+                    "SELECT holder FROM blog_fleet_lock WHERE name = ?" + self.skip_locked,
+                    (name,),
+                ).fetchone()
+                dead = holder is not None and lease_holder_dead(holder[0].partition(" ")[0])
                 got = conn.execute(
                     "UPDATE blog_fleet_lock SET holder = ?, expires_at = ?"
-                    " WHERE name = ? AND expires_at < ?",
-                    (token, at(parse_time(stamp) + self.lock_seconds), name, stamp),
+                    " WHERE name = ? AND (expires_at < ? OR holder = ?)",
+                    (
+                        token,
+                        at(parse_time(stamp) + self.lock_seconds),
+                        name,
+                        stamp,
+                        holder[0] if dead and holder is not None else "",
+                    ),
                 ).rowcount
             if got == 1:
                 break

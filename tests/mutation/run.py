@@ -624,6 +624,14 @@ MUTANTS = (
         "    allowed = len(grams) // 20",
         ("tests/test_similarity.py::test_the_floor_drops_only_articles_that_cannot_reach_it",),
     ),
+    Mutant(
+        "a dead worker's push lock holds up the fleet",
+        "gitpub/store/pg.py",
+        "                dead = holder is not None and "
+        'lease_holder_dead(holder[0].partition(" ")[0])\n',
+        "                dead = False\n",
+        ("tests/test_shared_store.py::test_a_push_lock_whose_holder_died_is_taken_at_once",),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).
