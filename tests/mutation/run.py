@@ -270,7 +270,7 @@ MUTANTS = (
         "gitpub/deliver/batch.py",
         'crash.point("after_push_before_db")',
         "pass",
-        (RECOVERY + "test_crash_at_every_point_then_restart[after_push_before_db-1]",),
+        (RECOVERY + "test_crash_at_every_point_then_restart[after_push_before_db-1-sqlite]",),
     ),
     Mutant(
         "the recheck fingerprint ignored",
@@ -318,7 +318,7 @@ MUTANTS = (
         "gitpub/prepare/record.py",
         "if name in self.done and path.is_file():",
         "if False:",
-        (RECOVERY + "test_crash_at_every_point_then_restart[after_draft-1]",),
+        (RECOVERY + "test_crash_at_every_point_then_restart[after_draft-1-sqlite]",),
     ),
     Mutant(
         "a killed step is run again, not adopted",
