@@ -13,7 +13,6 @@ from gitpub.context import open_context
 from gitpub.core import crash
 from gitpub.ops import worker
 
-pytestmark = pytest.mark.both_stores
 
 # The points from the first job stacked to the cleanup after publication, as gitpub.core.crash
 # lists them: a point added there inside a batch joins these tests by itself.
@@ -101,6 +100,7 @@ def test_a_crash_inside_a_batch_still_publishes_each_job_once(tmp_path: Path, po
     assert_exactly_once(blog, ids, draft_log, batches=1)
 
 
+@pytest.mark.both_stores
 def test_a_revision_of_an_article_still_on_its_way_is_delivered_after_it(blog: Blog) -> None:
     path = "content/posts/draft-then-fix.mdx"
     first = blog.submit("v1", article("Fix", "A first version with a typo: teh."), "--target", path)
@@ -116,6 +116,7 @@ def test_a_revision_of_an_article_still_on_its_way_is_delivered_after_it(blog: B
     assert blog.remote_file(path) == fixed.encode()
 
 
+@pytest.mark.both_stores
 def test_two_new_posts_at_one_derived_path_never_overwrite_each_other(blog: Blog) -> None:
     first_text = article("Same Title", "The first post of that name.")
     first = blog.submit("a", first_text)
@@ -129,6 +130,7 @@ def test_two_new_posts_at_one_derived_path_never_overwrite_each_other(blog: Blog
     assert blog.commits_with_job(second) == 0
 
 
+@pytest.mark.both_stores
 def test_one_text_under_two_keys_in_one_batch_publishes_once(blog: Blog) -> None:
     text = article("Twice", distinct(3))
     first = blog.submit("one", text)
