@@ -13,7 +13,6 @@ from gitpub.context import open_context
 from gitpub.core import crash
 from gitpub.ops import worker
 
-
 # The points from the first job stacked to the cleanup after publication, as gitpub.core.crash
 # lists them: a point added there inside a batch joins these tests by itself.
 BATCH_POINTS = crash.POINTS[
