@@ -44,6 +44,39 @@ def _hash_keys(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO store_meta (name, value) VALUES ('created_at', ?)", (earliest,))
 
 
+HISTORY_TABLES = """
+    CREATE TABLE blog_publication_event (
+        job_id TEXT NOT NULL REFERENCES blog_publication (job_id),
+        seq INTEGER NOT NULL,
+        from_state TEXT,
+        to_state TEXT,
+        step TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '{}',
+        at TEXT NOT NULL,
+        PRIMARY KEY (job_id, seq)
+    );
+    CREATE TABLE blog_publication_outbox (
+        event_id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('blog_publish', 'external_sync')),
+        job_id TEXT REFERENCES blog_publication (job_id),
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        attempt INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        CHECK ((kind = 'external_sync') = (job_id IS NULL))
+    );
+    CREATE INDEX blog_publication_outbox_due ON blog_publication_outbox (status, next_attempt_at);
+    CREATE TABLE topic_publication_cursor (
+        session_id TEXT PRIMARY KEY,
+        close_revision INTEGER NOT NULL DEFAULT 0,
+        is_open INTEGER NOT NULL DEFAULT 1
+    );
+"""
+"""The event history, the outbox and the topic cursor: the same in both stores' SQL (the
+shared store's schema, `gitpub.store.pg`, is made of them too)."""
+
+
 _MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     # version 1
     """
@@ -77,34 +110,8 @@ _MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     );
     CREATE INDEX blog_publication_source ON blog_publication (source_sha256);
     CREATE INDEX blog_publication_state ON blog_publication (state, next_retry_at);
-    CREATE TABLE blog_publication_event (
-        job_id TEXT NOT NULL REFERENCES blog_publication (job_id),
-        seq INTEGER NOT NULL,
-        from_state TEXT,
-        to_state TEXT,
-        step TEXT NOT NULL,
-        detail TEXT NOT NULL DEFAULT '{}',
-        at TEXT NOT NULL,
-        PRIMARY KEY (job_id, seq)
-    );
-    CREATE TABLE blog_publication_outbox (
-        event_id TEXT PRIMARY KEY,
-        kind TEXT NOT NULL CHECK (kind IN ('blog_publish', 'external_sync')),
-        job_id TEXT REFERENCES blog_publication (job_id),
-        payload TEXT NOT NULL,
-        status TEXT NOT NULL DEFAULT 'pending',
-        attempt INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        CHECK ((kind = 'external_sync') = (job_id IS NULL))
-    );
-    CREATE INDEX blog_publication_outbox_due ON blog_publication_outbox (status, next_attempt_at);
-    CREATE TABLE topic_publication_cursor (
-        session_id TEXT PRIMARY KEY,
-        close_revision INTEGER NOT NULL DEFAULT 0,
-        is_open INTEGER NOT NULL DEFAULT 1
-    );
-    """,
+    """
+    + HISTORY_TABLES,
     # version 2: `status` reads the newest finished jobs per state and jobs changed since a
     # moment through these, so its time does not grow with years of finished jobs. Additive
     # and idempotent: it only adds indexes.

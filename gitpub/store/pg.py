@@ -30,7 +30,7 @@ from gitpub.core.errors import GitpubError
 from gitpub.core.ids import sha256_hex
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import mirror
-from gitpub.store.db import Store, at, now, parse_time
+from gitpub.store.db import HISTORY_TABLES, Store, at, now, parse_time
 from gitpub.store.leases import lease_holder_dead
 
 _JSON_FIELD = re.compile(r"json_extract\((\w+), '\$\.(\w+)'\)")
@@ -168,33 +168,9 @@ _SCHEMA: tuple[str, ...] = (
     CREATE INDEX blog_publication_state_updated ON blog_publication (state, updated_at, rowid);
     CREATE INDEX blog_publication_updated ON blog_publication (updated_at, rowid);
     CREATE INDEX blog_publication_scheduled ON blog_publication (state, scheduled_at);
-    CREATE TABLE blog_publication_event (
-        job_id TEXT NOT NULL REFERENCES blog_publication (job_id),
-        seq INTEGER NOT NULL,
-        from_state TEXT,
-        to_state TEXT,
-        step TEXT NOT NULL,
-        detail TEXT NOT NULL DEFAULT '{}',
-        at TEXT NOT NULL,
-        PRIMARY KEY (job_id, seq)
-    );
-    CREATE TABLE blog_publication_outbox (
-        event_id TEXT PRIMARY KEY,
-        kind TEXT NOT NULL CHECK (kind IN ('blog_publish', 'external_sync')),
-        job_id TEXT REFERENCES blog_publication (job_id),
-        payload TEXT NOT NULL,
-        status TEXT NOT NULL DEFAULT 'pending',
-        attempt INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        CHECK ((kind = 'external_sync') = (job_id IS NULL))
-    );
-    CREATE INDEX blog_publication_outbox_due ON blog_publication_outbox (status, next_attempt_at);
-    CREATE TABLE topic_publication_cursor (
-        session_id TEXT PRIMARY KEY,
-        close_revision INTEGER NOT NULL DEFAULT 0,
-        is_open INTEGER NOT NULL DEFAULT 1
-    );
+    """
+    + HISTORY_TABLES
+    + """
     CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE SEQUENCE blog_lease_token;
     CREATE TABLE blog_job_file (
