@@ -34,6 +34,7 @@ from gitpub.store.db import HISTORY_TABLES, Store, at, now, parse_time
 from gitpub.store.leases import lease_holder_dead
 
 _JSON_FIELD = re.compile(r"json_extract\((\w+), '\$\.(\w+)'\)")
+IDLE_IN_TRANSACTION = "10s"
 _REGISTRY_LOCK = 0x67697470  # pg_advisory_xact_lock key while a blog's schema is made
 
 
@@ -227,6 +228,11 @@ class PgStore(Store):
             why = " ".join(sanitize(str(exc)).split())  # libpq's hint line: one line
             raise GitpubError(f"shared store: cannot connect: {why}") from None
         self.conn = Connection(pg)
+        # A worker stopped inside a transaction (SIGSTOP, a paused container) would hold its
+        # row locks for as long as it stays stopped, and a claim skips locked rows: the
+        # server ends such a session instead (our transactions never wait on anything), and
+        # the zombie, resumed, finds its connection gone and changes nothing.
+        pg.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'")
         self.opened_at = time.time()
         self._files = mirror.Mirror(self.conn, self.path.parent / "jobs", self.opened_at)
         self._touched: set[str] = set()
