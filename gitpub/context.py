@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gitpub import config as config_mod
 from gitpub.config import Config
@@ -54,6 +54,17 @@ class Context:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+M = TypeVar("M")
+
+
+def memo(memos: dict[str, object], kind: type[M]) -> M:
+    """The memo of class `kind` in a Context's `memos`, made on first use (one per kind)."""
+    found = memos.get(kind.__qualname__)
+    if not isinstance(found, kind):
+        found = memos[kind.__qualname__] = kind()
+    return found
 
 
 def open_context(path: Path, *, need_remote: bool = True) -> Context:

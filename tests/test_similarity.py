@@ -97,14 +97,14 @@ def test_body_start_agrees_with_the_parser(text: str) -> None:
 def test_each_repository_has_its_own_memo(blog: Blog, tmp_path: Path) -> None:
     """Two repositories served by one long-lived process (a Publisher each): the judge's
     3-grams hang on each one's Context, never on the process."""
-    from gitpub.context import open_context
+    from gitpub.context import memo, open_context
 
     (tmp_path / "second").mkdir()
     other = make_blog(tmp_path / "second")
     with open_context(blog.root) as one, open_context(other.root) as two:
-        first = builtins.grams(one.memos)
-        assert builtins.grams(one.memos) is first
-        assert builtins.grams(two.memos) is not first
+        first = memo(one.memos, builtins.Grams)
+        assert memo(one.memos, builtins.Grams) is first
+        assert memo(two.memos, builtins.Grams) is not first
 
 
 @pytest.mark.parametrize("floor", [0.2, 0.5, 0.85])

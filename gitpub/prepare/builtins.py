@@ -72,7 +72,8 @@ def _shingles(text: str) -> frozenset[str]:
 
 class Grams:
     """Texts' 3-grams as bitsets over one vocabulary of 3-grams, kept on the Context (see
-    `grams`): a long-lived process serving one repository keeps them between jobs.
+    `gitpub.context.memo`): a long-lived process serving one repository keeps them between
+    jobs.
 
     A prepare compares its article with every other article of the blog: a blog of a
     thousand posts would otherwise be read again for every job, and comparing two bitsets
@@ -127,14 +128,6 @@ class Grams:
         self.used.add(text)
         self.size += len(text) + 100 * (len(index) - words) + len(bits)
         return known
-
-
-def grams(memos: dict[str, object]) -> Grams:
-    """The 3-gram memo of a Context's `memos`, made on first use."""
-    memo = memos.get("grams")
-    if not isinstance(memo, Grams):
-        memo = memos["grams"] = Grams()
-    return memo
 
 
 class _Measured:
@@ -293,7 +286,7 @@ def judge(
     if twin is not None:
         return {"decision": "SKIP", "reason": f"1.00 similar to {twin}: the same article"}
     answer: dict[str, Any] = {"decision": "NEW", "reason": _best_said(score, floor)}
-    if score >= min(update_at, skip_at) and path is not None:
+    if score >= floor and path is not None:
         # For a person to see (`show`), and for the path rules to act on: a near-duplicate
         # waits in REVIEW; `[steps] similar` says what a lower score does.
         answer.update(similar=path, score=round(score, 4))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitpub.context import Context
+from gitpub.context import Context, memo
 from gitpub.core.states import State
 from gitpub.store import reads
 from gitpub.store.jobs import Job
@@ -49,25 +49,18 @@ class _Sealed:
         return data
 
 
-def _memo(ctx: Context) -> _Sealed:
-    memo = ctx.memos.get("sealed")
-    if not isinstance(memo, _Sealed):
-        memo = ctx.memos["sealed"] = _Sealed()
-    return memo
-
-
 def articles(ctx: Context, job: Job, own: str) -> dict[str, bytes]:
     """Path → bytes of each article an earlier job of this node has sealed and not yet
     delivered; the job's own target `own` is left out (a job is never judged against the
     path it writes)."""
     rows = reads.sealed_before(ctx.store, job, ON_THE_WAY)
     out: dict[str, bytes] = {}
-    memo = _memo(ctx)
+    sealed_memo = memo(ctx.memos, _Sealed)
     for path, folder, sealed in rows:
         if path == own:
             continue
         try:
-            out[path] = memo.read(ctx.state_dir / folder, sealed, path)
+            out[path] = sealed_memo.read(ctx.state_dir / folder, sealed, path)
         except OSError:
             continue  # damaged artifacts are that job's to report, not this one's
     return out

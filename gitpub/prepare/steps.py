@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from gitpub.config import StepsConfig, StepSpec
+from gitpub.context import memo
 from gitpub.prepare import builtins
 from gitpub.prepare.landing import Landing
 from gitpub.prepare.protocol import StepFailed, expect_fields, run_external
@@ -29,7 +30,7 @@ def _builtin(
     table: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
         "passthrough": builtins.passthrough,
         "similarity": lambda r: builtins.judge(
-            r, cfg.similarity_skip, cfg.similarity_update, cfg.similar, builtins.grams(memos)
+            r, cfg.similarity_skip, cfg.similarity_update, cfg.similar, memo(memos, builtins.Grams)
         ),
         "secrets": lambda r: builtins.secrets(r, allow),
         "mdx": builtins.mdx,
