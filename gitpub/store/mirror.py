@@ -58,13 +58,12 @@ class Mirror:
         self._seen: dict[tuple[str, str], Stat] = {}  # (job, name) → stat when last in step
         self._pending: list[tuple[str, str, str, Stat]] = []
 
-    def _store_shas(self, conn: Any, job_id: str) -> dict[str, str]:
-        known = self._known.get(job_id)
-        if known is None:
-            rows = conn.execute(
-                "SELECT name, sha256 FROM blog_job_file WHERE job_id = ?", (job_id,)
-            ).fetchall()
-            known = self._known[job_id] = {r[0]: r[1] for r in rows}
+    def _read_shas(self, conn: Any, job_id: str) -> dict[str, str]:
+        """Name → sha256 of each of the job's files in the store, read now and remembered."""
+        rows = conn.execute(
+            "SELECT name, sha256 FROM blog_job_file WHERE job_id = ?", (job_id,)
+        ).fetchall()
+        known = self._known[job_id] = {r[0]: r[1] for r in rows}
         return known
 
     def keep(self, conn: Any, job_id: str) -> None:
@@ -72,7 +71,9 @@ class Mirror:
         folder = self.root / job_id
         if not folder.is_dir():
             return
-        known = self._store_shas(conn, job_id)
+        known = self._known.get(job_id)
+        if known is None:
+            known = self._read_shas(conn, job_id)
         sent: list[tuple[str, str, str, bytes]] = []
         for name, path in _files(folder):
             try:
@@ -115,11 +116,7 @@ class Mirror:
     def fetch(self, job_id: str) -> None:
         """Make the folder on this disk what the store holds (files it lacks are left)."""
         folder = self.root / job_id
-        rows = self.conn.execute(
-            "SELECT name, sha256 FROM blog_job_file WHERE job_id = ?", (job_id,)
-        ).fetchall()
-        known = self._known[job_id] = {r[0]: r[1] for r in rows}
-        for name, digest in known.items():
+        for name, digest in self._read_shas(self.conn, job_id).items():
             path = folder / name
             try:
                 stat = _stat(path)
