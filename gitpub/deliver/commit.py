@@ -125,7 +125,7 @@ def _fetch_missing_bases(ctx: Context, batch: Sequence[Job]) -> None:
     """A job prepared by another node (a shared store) may rest on a remote tip this clone
     never fetched: bring that commit, by id, before building on it."""
     for base in sorted({j.base_commit for j in batch if j.base_commit}):
-        if not ctx.repo.has_commit(base):
+        if ctx.repo.resolve(base) is None:
             with contextlib.suppress(GitCommandError):  # gone from the remote: repaired below
                 ctx.repo.fetch_commit(ctx.config.publish.remote, base)
 

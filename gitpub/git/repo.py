@@ -248,13 +248,6 @@ class Repo:
         another node prepared on, which this clone never fetched."""
         run_git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, oid], self.root)
 
-    def has_commit(self, oid: str) -> bool:
-        try:
-            self.commit(oid)
-        except (KeyError, ValueError, _pygit2().GitError):
-            return False
-        return True
-
     def push(
         self,
         remote: str,

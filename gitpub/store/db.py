@@ -215,10 +215,6 @@ class Store:
     def fetch_folder(self, job_id: str) -> None:
         """Before a worker drives a job: its folder as the store last recorded it."""
 
-    def serialize(self, conn: Any, name: str) -> None:
-        """Inside a transaction: wait until no other transaction holds `name` (the embedded
-        store's transactions already run one at a time)."""
-
     def replaced(self) -> bool:
         return False
 

@@ -308,9 +308,6 @@ class PgStore(Store):
         value = conn.execute("SELECT nextval('blog_lease_token')").fetchone()[0]
         return f"{int(value):020d}"
 
-    def serialize(self, conn: Any, name: str) -> None:
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (f"{self.schema}:{name}",))
-
     def keep_folder(self, conn: Any, job_id: str) -> None:
         self._touched.add(job_id)  # sent when the transaction ends, in it
 
@@ -350,7 +347,7 @@ class PgStore(Store):
                         at(parse_time(stamp) + self.lock_seconds),
                         name,
                         stamp,
-                        holder[0] if dead and holder is not None else "",
+                        holder[0] if dead else None,  # a dead holder's row, else no row
                     ),
                 ).rowcount
             if got == 1:

@@ -25,7 +25,6 @@ from gitpub.sync import held
 
 WORKTREE = "external-sync"
 """Name of the private worktree (under the state dir's worktrees/) where rebases happen."""
-"""Rebase steps in one rebase, at most: each font-only conflict resolved costs one."""
 
 
 def sync_paths(cfg: Config) -> tuple[str, ...]:
@@ -250,7 +249,8 @@ def rebase(ctx: Context, local: Oid, upstream: Oid) -> tuple[Oid | None, list[st
     with ctx.locks.hold("repo"):
         worktrees.add(repo, path, local)  # detached; whatever a crash left is removed first
     try:
-        conflict = _replay(ctx, path, upstream)
+        # The one replay of delivery, with its one font-conflict rule.
+        conflict = fontmerge.replay(ctx.config, path, upstream).conflict
         if conflict is not None:
             return None, conflict
         _refresh_fonts(ctx, path)
@@ -258,11 +258,6 @@ def rebase(ctx: Context, local: Oid, upstream: Oid) -> tuple[Oid | None, list[st
     finally:
         with ctx.locks.hold("repo"):
             worktrees.remove(repo, path)
-
-
-def _replay(ctx: Context, worktree: Path, upstream: str) -> list[str] | None:
-    # The one replay of delivery, with its one font-conflict rule (gitpub.deliver.fontmerge).
-    return fontmerge.replay(ctx.config, worktree, upstream).conflict
 
 
 def _refresh_fonts(ctx: Context, worktree: Path) -> None:
