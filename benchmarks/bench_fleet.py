@@ -17,7 +17,8 @@ are the ones the remote accepted; "bounced" counts jobs a rejected push sent bac
 stacked again (`push:rejected` events: another worker pushed first), and "rechecks" jobs
 that had to be judged again against articles another worker published meanwhile.
 
-Without `--store`, a throwaway PostgreSQL cluster is started for the run (`tests/pgcluster.py`)
+Without `--store`, a throwaway PostgreSQL cluster is started for the run
+(`tests/testing/pgcluster.py`)
 and removed after it.
 
     python benchmarks/bench_fleet.py                          # 40 jobs, 3 rounds
@@ -183,7 +184,7 @@ def postgresql(given: str | None) -> Iterator[str]:
     if given is not None:
         yield given
         return
-    import pgcluster
+    from testing import pgcluster
 
     bindir = pgcluster.find_bindir()
     if bindir is None:

@@ -27,7 +27,7 @@ from gitpub import scan
 
 # The corpus is read exactly as the recall and false-positive tests read it.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from secret_corpus import markdown, prose, secrets  # noqa: E402
+from testing.secret_corpus import markdown, prose, secrets  # noqa: E402
 
 
 def write_all(folder: Path, texts: list[tuple[str, str]]) -> list[Path]:

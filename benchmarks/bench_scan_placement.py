@@ -1,7 +1,7 @@
 """Recall by placement and false positives on real posts: gitpub's scanner beside
 detect-secrets, on material neither was built from.
 
-Recall: every token of tests/secret_formats.py (vendor-documented formats, generated at run
+Recall: every token of tests/testing/secret_formats.py (vendor-documented formats, generated at run
 time; no rule set's examples) placed bare, in English sentences, glued to Chinese text with
 full-width punctuation, the same Chinese sentences with spaces around the token, in
 assignments and in code; then real-looking passwords in the forms people paste them, and the
@@ -34,8 +34,8 @@ from bench_scan import detect_secrets_scanner, gitpub_finds, write_all
 from gitpub import scan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from secret_corpus import has_code, posts  # noqa: E402
-from secret_formats import DEMOS, PLACEMENTS, Case, Placement, cases, passwords  # noqa: E402
+from testing.secret_corpus import has_code, posts  # noqa: E402
+from testing.secret_formats import DEMOS, PLACEMENTS, Case, Placement, cases, passwords  # noqa: E402
 
 
 # The Chinese sentences again with a space on each side of the token: what gitleaks' own

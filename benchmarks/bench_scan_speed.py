@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHILD = """
 import json, sys, time
 sys.path.insert(0, {tests!r})
-from secret_corpus import markdown, posts
+from testing.secret_corpus import markdown, posts
 from gitpub import scan
 corpora = {{"markdown": markdown(), "posts": posts()}}
 for docs in corpora.values():

@@ -7,7 +7,7 @@
 # gpg and hooks must never have been called.
 #
 #   tests/hostile_home.sh                          # python -m pytest -q
-#   tests/hostile_home.sh python -m pytest -q tests/test_api.py
+#   tests/hostile_home.sh python -m pytest -q tests/api/test_api.py
 set -euo pipefail
 [ $# -gt 0 ] || set -- python -m pytest -q
 

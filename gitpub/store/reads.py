@@ -1,5 +1,5 @@
 """The questions other rooms ask of the job table, each answered by one query here: no room
-outside `gitpub.store` writes SQL (tests/test_layers.py holds that), so a second store can
+outside `gitpub.store` writes SQL (tests/project/test_layers.py holds that), so a second store can
 answer the same questions.
 
 Reads that need a whole `Job` live in `gitpub.store.jobs` and `gitpub.store.listing`; these

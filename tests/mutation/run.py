@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-RECOVERY = "tests/test_recovery.py::"
-SAFETY = "tests/test_remote_safety.py::"
-PUBLISH = "tests/test_publish.py::"
-SECRETS = "tests/test_secrets.py::"
-PLACEMENT = "tests/test_scan_placement.py::"
-WORKFLOWS = "tests/test_workflows.py::"
+RECOVERY = "tests/ops/test_recovery.py::"
+SAFETY = "tests/deliver/test_remote_safety.py::"
+PUBLISH = "tests/deliver/test_publish.py::"
+SECRETS = "tests/scan/test_secrets.py::"
+PLACEMENT = "tests/scan/test_scan_placement.py::"
+WORKFLOWS = "tests/deliver/test_workflows.py::"
 STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
 
 
@@ -54,7 +54,9 @@ MUTANTS = (
         "        clash = rules.clash([path, *rules.asset_paths(target, assets).values()], "
         "existing)\n",
         "        clash = None\n",
-        ("tests/test_write_set.py::test_the_review_names_the_clash_before_anything_is_built",),
+        (
+            "tests/deliver/test_write_set.py::test_the_review_names_the_clash_before_anything_is_built",
+        ),
     ),
     Mutant(
         "the MCP worker outlives its server",
@@ -62,42 +64,44 @@ MUTANTS = (
         "    threading.Thread(target=_watch_parent, "
         'name="gitpub-parent-watch", daemon=True).start()\n',
         "",
-        ("tests/test_mcp_worker.py::test_the_worker_stops_when_the_server_is_killed",),
+        ("tests/mcpserver/test_mcp_worker.py::test_the_worker_stops_when_the_server_is_killed",),
     ),
     Mutant(
         "a takedown pushed back as a hand edit",
         "gitpub/deliver/withdrawn.py",
         "    return sorted(Oid(o) for o in mine & were)\n",
         "    return []\n",
-        ("tests/test_takedown.py::test_a_takedown_is_never_pushed_back",),
+        ("tests/deliver/test_takedown.py::test_a_takedown_is_never_pushed_back",),
     ),
     Mutant(
         "the door lets a token in a name through",
         "gitpub/intake/checks.py",
         "    found = scan(value, allow=allow)\n",
         "    found = []\n",
-        ("tests/test_secrets.py::test_a_name_holding_a_token_is_refused_at_the_door",),
+        ("tests/scan/test_secrets.py::test_a_name_holding_a_token_is_refused_at_the_door",),
     ),
     Mutant(
         "SKIPPED on a stale fetch",
         "gitpub/prepare/__init__.py",
         "            if fresh != base:\n",
         "            if False:\n",
-        ("tests/test_remote_truth.py::test_a_stale_fetch_never_ends_a_publish_in_skipped",),
+        ("tests/deliver/test_remote_truth.py::test_a_stale_fetch_never_ends_a_publish_in_skipped",),
     ),
     Mutant(
         "the write-set guard waved through",
         "gitpub/deliver/batch.py",
         "        beyond = checked.check(ctx.repo, stack, rebased, own)\n",
         "        beyond = []\n        checked.passed[rebased] = stack\n",
-        ("tests/test_write_set.py::test_the_guard_stops_a_job_commit_that_deletes_another_file",),
+        (
+            "tests/deliver/test_write_set.py::test_the_guard_stops_a_job_commit_that_deletes_another_file",
+        ),
     ),
     Mutant(
         "git read in the user's language",
         "gitpub/git/process.py",
         '    env["LC_ALL"] = "C"\n',
         "",
-        ("tests/test_git_locale.py::test_git_run_by_gitpub_says_fatal_in_any_locale",),
+        ("tests/git/test_git_locale.py::test_git_run_by_gitpub_says_fatal_in_any_locale",),
     ),
     Mutant(
         "confirmation ignores the manifest",
@@ -105,7 +109,7 @@ MUTANTS = (
         'pair = (found.get(JOB_ID, ""), found.get(MANIFEST, ""))',
         'pair = next((w for w in wanted if w[0] == found.get(JOB_ID)), ("", ""))',
         (
-            "tests/test_confirm.py::test_job_id_with_another_manifest_does_not_confirm",
+            "tests/deliver/test_confirm.py::test_job_id_with_another_manifest_does_not_confirm",
             SAFETY + "test_a_remote_commit_with_the_job_id_but_another_manifest_is_no_confirmation",
         ),
     ),
@@ -115,7 +119,7 @@ MUTANTS = (
         "        bad = differing_paths(ctx, oid, entries)\n",
         "        bad: list[str] = []\n",
         (
-            "tests/test_confirm.py::test_forged_trailer_commit_does_not_publish_the_job",
+            "tests/deliver/test_confirm.py::test_forged_trailer_commit_does_not_publish_the_job",
             SAFETY + "test_a_remote_commit_with_both_trailers_but_other_bytes_is_no_confirmation",
         ),
     ),
@@ -124,7 +128,7 @@ MUTANTS = (
         "gitpub/intake/__init__.py",
         '    return sha256_hex(key.encode("utf-8"))',
         "    return Sha256(sanitize(key))",
-        ("tests/test_keys.py::test_two_secret_looking_keys_stay_two_jobs",),
+        ("tests/intake/test_keys.py::test_two_secret_looking_keys_stay_two_jobs",),
     ),
     Mutant(
         "CAS always passes",
@@ -182,7 +186,7 @@ MUTANTS = (
         "gitpub/trust/__init__.py",
         "if not here.ok or (role, tuple(argv)) not in here.current.commands:",
         "if False:",
-        ("tests/test_trust.py::test_a_pushed_command_never_runs_until_this_node_trusts_it",),
+        ("tests/trust/test_trust.py::test_a_pushed_command_never_runs_until_this_node_trusts_it",),
     ),
     Mutant(
         "the allowance binds the argv, not the code it reaches",
@@ -190,7 +194,7 @@ MUTANTS = (
         "        files.update(tracked_code(cfg.root, skip))\n",
         "        pass\n",
         (
-            "tests/test_trust_code.py::test_a_push_rewriting_the_code_behind_a_trusted_command_"
+            "tests/trust/test_trust_code.py::test_a_push_rewriting_the_code_behind_a_trusted_command_"
             "asks_again[cd inside a shell string]",
         ),
     ),
@@ -199,7 +203,9 @@ MUTANTS = (
         "gitpub/trust/code.py",
         "        if path in skip:\n",
         "        if path == CONFIG_FILE:\n",
-        ("tests/test_trust_code.py::test_publishing_articles_and_font_outputs_never_asks_again",),
+        (
+            "tests/trust/test_trust_code.py::test_publishing_articles_and_font_outputs_never_asks_again",
+        ),
     ),
     Mutant(
         "a config that is not UTF-8 stops the worker",
@@ -207,7 +213,7 @@ MUTANTS = (
         "    except UnicodeDecodeError as exc:\n",
         "    except UnicodeTranslateError as exc:\n",
         (
-            "tests/test_config_faults.py::test_a_running_worker_keeps_its_config_and_says_which_"
+            "tests/config/test_config_faults.py::test_a_running_worker_keeps_its_config_and_says_which_"
             "file_once",
         ),
     ),
@@ -217,7 +223,7 @@ MUTANTS = (
         "    elif not pushed.rejected_non_ff and not faults.ref_lock_race(pushed.stderr):\n",
         "    elif not pushed.rejected_non_ff:\n",
         (
-            "tests/test_push_races.py::test_a_ref_lock_race_on_the_remote_retries_at_once_"
+            "tests/deliver/test_push_races.py::test_a_ref_lock_race_on_the_remote_retries_at_once_"
             "without_spending_a_retry",
         ),
     ),
@@ -227,7 +233,7 @@ MUTANTS = (
         "            if fault is not None:\n",
         "            if False:\n",
         (
-            "tests/test_store_faults.py::test_a_full_disk_is_named_never_lost_and_the_store_is_"
+            "tests/store/test_store_faults.py::test_a_full_disk_is_named_never_lost_and_the_store_is_"
             "left_alone",
         ),
     ),
@@ -237,7 +243,7 @@ MUTANTS = (
         "    if not ctx.store.replaced():\n",
         "    if True:\n",
         (
-            "tests/test_store_faults.py::test_a_state_dir_removed_under_a_running_worker_is_"
+            "tests/store/test_store_faults.py::test_a_state_dir_removed_under_a_running_worker_is_"
             "noticed_at_the_next_pass",
         ),
     ),
@@ -247,7 +253,7 @@ MUTANTS = (
         "    paths = [path for path, _ in deliverable_changes(ctx)[0]]\n",
         "    paths = [path for path, _ in dirty_changes(ctx)]\n",
         (
-            "tests/test_hand_edit_secrets.py::test_a_hand_edit_with_a_secret_is_held_back_until_"
+            "tests/sync/test_hand_edit_secrets.py::test_a_hand_edit_with_a_secret_is_held_back_until_"
             "allowed",
         ),
     ),
@@ -292,7 +298,7 @@ MUTANTS = (
         "        _rebuild_staged(cfg, root, progress, private)\n",
         "        pass\n",
         (
-            "tests/test_fonts_publish.py::test_two_nodes_font_only_conflict_is_regenerated_not_a_conflict",
+            "tests/fonts/test_fonts_publish.py::test_two_nodes_font_only_conflict_is_regenerated_not_a_conflict",
         ),
     ),
     Mutant(
@@ -301,7 +307,7 @@ MUTANTS = (
         "# gitpub's own updates (it sets GITPUB_WRITER",
         "python3 -c 'pass' 2>/dev/null || :\n# gitpub's own updates (it sets GITPUB_WRITER",
         (
-            "tests/test_hooks_install.py::"
+            "tests/sync/test_hooks_install.py::"
             "test_hooks_start_no_python_for_ref_updates_that_do_not_concern_gitpub",
         ),
     ),
@@ -362,7 +368,7 @@ MUTANTS = (
         "gitpub/prepare/__init__.py",
         "        articles.update(queued.articles(self.ctx, self.job, path))\n",
         "",
-        ("tests/test_batch.py::test_one_text_under_two_keys_in_one_batch_publishes_once",),
+        ("tests/deliver/test_batch.py::test_one_text_under_two_keys_in_one_batch_publishes_once",),
     ),
     Mutant(
         "a revision rides in the batch of the article it revises",
@@ -370,7 +376,7 @@ MUTANTS = (
         "            self.flush()\n",
         "            pass\n",
         (
-            "tests/test_batch.py::test_a_revision_of_an_article_still_on_its_way_is_delivered_after_it",
+            "tests/deliver/test_batch.py::test_a_revision_of_an_article_still_on_its_way_is_delivered_after_it",
         ),
     ),
     Mutant(
@@ -379,7 +385,7 @@ MUTANTS = (
         "fontmerge.rebase_job(ctx, job, worktree, tip)",
         "fontmerge.rebase_job(ctx, job, worktree, ctx.tracking_ref)",
         (
-            "tests/test_batch.py::"
+            "tests/deliver/test_batch.py::"
             "test_a_batch_in_a_font_blog_goes_out_in_one_push_with_the_subset_of_every_article",
         ),
     ),
@@ -388,7 +394,7 @@ MUTANTS = (
         "gitpub/cli/commands/demo.py",
         'note = " (font-only conflict: subsets regenerated)" if "fonts:regenerated"',
         'note = "" if "fonts:regenerated"',
-        ("tests/test_demo.py::test_demo_builds_its_own_font_without_a_system_one",),
+        ("tests/cli/test_demo.py::test_demo_builds_its_own_font_without_a_system_one",),
     ),
     Mutant(
         "external_sync staging every path",
@@ -396,7 +402,7 @@ MUTANTS = (
         "return cfg.publish.content + cfg.font_outputs",
         'return (".",)',
         (
-            "tests/test_external_sync.py::"
+            "tests/sync/test_external_sync.py::"
             "test_uncommitted_typo_found_by_reconcile_when_every_hint_is_lost",
         ),
     ),
@@ -422,7 +428,9 @@ MUTANTS = (
         "gitpub/git/repair.py",
         "        if half.ours:",
         "        if False:",
-        ("tests/test_wedge.py::test_a_half_made_worktree_left_by_git_worktree_add_is_repaired",),
+        (
+            "tests/git/test_wedge.py::test_a_half_made_worktree_left_by_git_worktree_add_is_repaired",
+        ),
     ),
     Mutant(
         "a derived path overwriting an existing article",
@@ -430,7 +438,7 @@ MUTANTS = (
         "    if not target.explicit:\n        return Verdict(",
         "    if False:\n        return Verdict(",
         (
-            "tests/test_judge_rules.py::"
+            "tests/prepare/test_judge_rules.py::"
             "test_title_derived_path_that_exists_goes_to_review_and_the_file_stays",
         ),
     ),
@@ -439,14 +447,14 @@ MUTANTS = (
         "gitpub/intake/__init__.py",
         "    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4\n",
         "",
-        ("tests/test_lean_start.py::test_job_ids_keep_the_uuid4_form_every_reader_expects",),
+        ("tests/cli/test_lean_start.py::test_job_ids_keep_the_uuid4_form_every_reader_expects",),
     ),
     Mutant(
         "the user folders ignore the XDG variables",
         "gitpub/core/userdirs.py",
         'base = os.environ.get(variable, "")',
         'base = ""',
-        ("tests/test_userdirs.py::test_the_folders_are_platformdirs_ones",),
+        ("tests/cli/test_userdirs.py::test_the_folders_are_platformdirs_ones",),
     ),
     Mutant(
         "the MDX check cuts a tag off after 50 lines",
@@ -454,7 +462,7 @@ MUTANTS = (
         "            window *= 4\n",
         "            return k, 0\n",
         (
-            "tests/test_corpus.py::test_real_mdx_pages_pass_the_builtin_check["
+            "tests/site/test_corpus.py::test_real_mdx_pages_pass_the_builtin_check["
             "vercel-ai/content/docs/07-reference/01-ai-sdk-core/22-dynamic-tool.mdx]",
         ),
     ),
@@ -464,7 +472,7 @@ MUTANTS = (
         '    return path.read_bytes().decode("utf-8")',
         '    return path.read_text("utf-8")',
         (
-            "tests/test_site_bytes.py::test_a_real_crlf_post_is_published_byte_for_byte_and_"
+            "tests/site/test_site_bytes.py::test_a_real_crlf_post_is_published_byte_for_byte_and_"
             "skipped_when_sent_again",
         ),
     ),
@@ -474,9 +482,9 @@ MUTANTS = (
         '        if steps.similar == "skip" and not target.explicit:',
         "        if True:",
         (
-            "tests/test_similar_posts.py::test_a_near_duplicate_waits_for_a_person_naming_the_"
+            "tests/prepare/test_similar_posts.py::test_a_near_duplicate_waits_for_a_person_naming_the_"
             "other_post[derived path]",
-            "tests/test_similar_posts.py::test_a_near_duplicate_waits_for_a_person_naming_the_"
+            "tests/prepare/test_similar_posts.py::test_a_near_duplicate_waits_for_a_person_naming_the_"
             "other_post[--target]",
         ),
     ),
@@ -486,7 +494,7 @@ MUTANTS = (
         '        if score >= skip_at and similar == "skip":',
         "        if score >= skip_at:",
         (
-            "tests/test_similar_posts.py::test_a_near_duplicate_reaching_the_remote_meanwhile_"
+            "tests/prepare/test_similar_posts.py::test_a_near_duplicate_reaching_the_remote_meanwhile_"
             "is_not_skipped_at_delivery",
         ),
     ),
@@ -569,7 +577,9 @@ MUTANTS = (
         "gitpub/store/leases.py",
         "        store.fetch_folder(job.job_id)\n",
         "        pass\n",
-        ("tests/test_shared_store.py::test_a_fresh_clone_delivers_a_job_another_node_committed",),
+        (
+            "tests/store/test_shared_store.py::test_a_fresh_clone_delivers_a_job_another_node_committed",
+        ),
     ),
     Mutant(
         "a change of a shared job leaves its folder behind",
@@ -577,7 +587,9 @@ MUTANTS = (
         "    append_event(conn, job.job_id, job.state if to else None, to, step, detail)\n"
         "    store.keep_folder(conn, job.job_id)\n",
         "    append_event(conn, job.job_id, job.state if to else None, to, step, detail)\n",
-        ("tests/test_shared_store.py::test_a_fresh_clone_delivers_a_job_another_node_committed",),
+        (
+            "tests/store/test_shared_store.py::test_a_fresh_clone_delivers_a_job_another_node_committed",
+        ),
     ),
     Mutant(
         "a step outliving its worker never lands its answer",
@@ -586,7 +598,7 @@ MUTANTS = (
         """"${s%/*}" '\n""",
         """    '[ -z "$GITPUB_LANDING" ] || true '\n""",
         (
-            "tests/test_shared_store.py::"
+            "tests/store/test_shared_store.py::"
             "test_a_draft_lands_in_the_store_when_its_worker_and_clone_are_gone",
         ),
     ),
@@ -595,7 +607,7 @@ MUTANTS = (
         "gitpub/config/__init__.py",
         "        store_url=store_url(user.store_url),\n",
         '        store_url=store_url(user.store_url or data.get("store", {}).get("url")),\n',
-        ("tests/test_fleet.py::test_a_store_table_in_the_shared_config_never_moves_jobs",),
+        ("tests/store/test_fleet.py::test_a_store_table_in_the_shared_config_never_moves_jobs",),
     ),
     Mutant(
         "a worker builds on a base its clone never fetched",
@@ -603,7 +615,7 @@ MUTANTS = (
         "    _fetch_missing_bases(ctx, todo)\n",
         "",
         (
-            "tests/test_fleet.py::"
+            "tests/store/test_fleet.py::"
             "test_a_worker_whose_clone_is_behind_takes_over_a_job_another_began",
         ),
     ),
@@ -613,7 +625,7 @@ MUTANTS = (
         "    written = fonts.regenerate(cfg, worktree, private=True)\n",
         "    written: list[str] = []\n",
         (
-            "tests/test_fonts_publish.py::"
+            "tests/fonts/test_fonts_publish.py::"
             "test_a_job_landing_on_articles_pushed_without_subsets_brings_them_up_to_date",
         ),
     ),
@@ -622,7 +634,9 @@ MUTANTS = (
         "gitpub/prepare/builtins.py",
         "    allowed = len(grams) - math.ceil(floor * len(grams))",
         "    allowed = len(grams) // 20",
-        ("tests/test_similarity.py::test_the_floor_drops_only_articles_that_cannot_reach_it",),
+        (
+            "tests/prepare/test_similarity.py::test_the_floor_drops_only_articles_that_cannot_reach_it",
+        ),
     ),
     Mutant(
         "a dead worker's push lock holds up the fleet",
@@ -630,7 +644,7 @@ MUTANTS = (
         "                dead = holder is not None and "
         'lease_holder_dead(holder[0].partition(" ")[0])\n',
         "                dead = False\n",
-        ("tests/test_shared_store.py::test_a_push_lock_whose_holder_died_is_taken_at_once",),
+        ("tests/store/test_shared_store.py::test_a_push_lock_whose_holder_died_is_taken_at_once",),
     ),
 )
 

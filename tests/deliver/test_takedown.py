@@ -1,0 +1,50 @@
+"""Takedowns stay down. A person resets the remote one commit back and force-pushes (taking a
+published article down); after a plain `git fetch` on the writer node, the next `run` used to
+push the job commit again as an "unpushed hand commit". Now the job is shown withdrawn and the
+article stays off the remote until a person retries it."""
+
+from __future__ import annotations
+
+from testing.fixtures import Blog, article
+
+
+def take_down(blog: Blog) -> None:
+    person = blog.clone("person")
+    person.git("reset", "--quiet", "--hard", "HEAD~1")
+    person.git("push", "--quiet", "--force", "origin", "HEAD:main")
+
+
+def test_a_takedown_is_never_pushed_back(blog: Blog) -> None:
+    job_id = blog.submit("doomed", article("Doomed", "Published, then taken down."))
+    blog.ok("run", "--until-idle")
+    job = blog.job(job_id)["job"]
+    assert job["state"] == "PUBLISHED" and job["withdrawn"] is False
+    path = job["target_path"]
+
+    take_down(blog)
+    blog.git("fetch", "--quiet", "origin")
+    before = blog.remote_log()
+    for _ in range(2):
+        blog.ok("run", "--until-idle")
+    assert blog.remote_log() == before  # nothing pushed back
+    assert path not in blog.remote_git("ls-tree", "-r", "--name-only", "main").splitlines()
+
+    shown = blog.job(job_id)["job"]
+    assert shown["state"] == "PUBLISHED" and shown["withdrawn"] is True
+    assert "withdrawn" in blog.ok("status", "--all").stdout
+    doctor = blog.blogpub("doctor", "--json").json()
+    assert any(f["check"] == "withdrawn" and job_id[:8] in f["message"] for f in doctor["findings"])
+
+    # A person decides to publish it again: retry.
+    blog.ok("retry", job_id)
+    blog.ok("run", "--until-idle")
+    again = blog.job(job_id)["job"]
+    assert again["state"] == "PUBLISHED" and again["withdrawn"] is False
+    assert path in blog.remote_git("ls-tree", "-r", "--name-only", "main").splitlines()
+
+
+def test_a_published_job_that_is_still_there_cannot_be_retried(blog: Blog) -> None:
+    job_id = blog.submit("kept", article("Kept", "Still on the remote."))
+    blog.ok("run", "--until-idle")
+    res = blog.blogpub("retry", job_id)
+    assert res.returncode == 1 and "PUBLISHED" in res.stderr

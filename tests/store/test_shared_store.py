@@ -1,0 +1,240 @@
+"""The shared store on a real PostgreSQL: what a node needs to be disposable, and what it must
+never do with the store's URL. (The promise suites — state machine, leases, crash matrix,
+idempotency — run on both stores through the `both_stores` marker; the fleet of workers
+killed at random is tests/store/test_fleet.py.)"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+from testing.fixtures import Blog, article, make_blog, wait_for
+from testing.jobs import assert_exactly_once, counting_blog, draft_spool, drafts
+
+from gitpub.context import open_context
+from gitpub.store import leases
+from gitpub.store.pg import blog_identity, schema_name
+from gitpub.sync import edits
+
+
+@pytest.fixture
+def shared(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("GITPUB_STORE", pg_url)
+    return pg_url
+
+
+def _schemas(pg_url: str) -> set[str]:
+    with psycopg.connect(pg_url) as conn:
+        exists = conn.execute("SELECT to_regclass('public.gitpub_blog')").fetchone()
+        if exists is None or exists[0] is None:
+            return set()
+        return {r[0] for r in conn.execute("SELECT schema_name FROM public.gitpub_blog")}
+
+
+def test_a_draft_lands_in_the_store_when_its_worker_and_clone_are_gone(
+    tmp_path: Path, shared: str
+) -> None:
+    """Node A's worker dies while the draft runs and its clone is deleted; the draft's own
+    wrapper lands the answer in the store, and node B — a fresh clone that never saw the
+    job — adopts it: the draft is paid once and the job published once."""
+    blog, draft_log = counting_blog(tmp_path)
+    env = {"DRAFT_LOG": str(draft_log), "DRAFT_SECONDS": "1.5"}
+    job_id = blog.submit("landed", article("Landed", "An expensive draft."))
+    node_a = blog.clone("node-a")
+    node_a.trust()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gitpub", "-C", str(node_a.root), "run", "--until-idle"],
+        env={**os.environ, **env},
+    )
+    spool = draft_spool(node_a, job_id)
+    wait_for(lambda: (spool / "pid").exists() and draft_log.exists(), "the draft to start")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    shutil.rmtree(node_a.root)  # the clone goes; the step, in its own session, runs on
+    wait_for(lambda: _landed(shared, blog, job_id), "the draft's answer to land in the store")
+
+    # Node B is another machine: a fresh clone, and a user cache without node A's spool.
+    node_b = blog.clone("node-b")
+    node_b.trust()
+    elsewhere = {"DRAFT_LOG": str(draft_log), "XDG_CACHE_HOME": str(tmp_path / "b-cache")}
+    node_b.ok("run", "--until-idle", env=elsewhere)
+    assert_exactly_once(node_b, [job_id], draft_log)
+    assert drafts(draft_log)[job_id] == 1
+
+
+def _landed(pg_url: str, blog: Blog, job_id: str) -> bool:
+    schema = schema_name(blog_identity(str(blog.remote), "main"))
+    with psycopg.connect(pg_url) as conn:
+        row = conn.execute(
+            f"SELECT answer IS NOT NULL FROM {schema}.blog_step_spool WHERE job_id = %s",
+            (job_id,),
+        ).fetchone()
+    return bool(row and row[0])
+
+
+def test_a_fresh_clone_delivers_a_job_another_node_committed(blog: Blog, shared: str) -> None:
+    """The job's commit existed only in node A's clone; node B builds it again from the
+    artifacts the store holds, and the remote gets it once."""
+    node_a = blog.clone("node-a")
+    job_id = node_a.committed_not_pushed("orphan", article("Orphan", "Committed, never pushed."))
+    shutil.rmtree(node_a.root)
+    node_b = blog.clone("node-b")
+    node_b.ok("run", "--until-idle")
+    job = node_b.job(job_id)["job"]
+    assert job["state"] == "PUBLISHED"
+    assert node_b.commits_with_job(job_id) == 1
+    assert blog.remote_file(job["target_path"]).decode() == article(
+        "Orphan", "Committed, never pushed."
+    )
+
+
+def test_every_node_sees_every_job_of_the_blog_and_only_its_blog(
+    tmp_path: Path, shared: str
+) -> None:
+    (tmp_path / "one").mkdir()
+    (tmp_path / "other").mkdir()
+    one = make_blog(tmp_path / "one")
+    other = make_blog(tmp_path / "other")
+    first = one.submit("k1", article("One", "First blog."))
+    second = other.submit("k1", article("Other", "Second blog, same key."))
+    assert first != second  # one key, two blogs: two jobs
+    reader = one.clone("reader")
+    assert [j["job_id"] for j in reader.status()] == [first]
+    assert [j["job_id"] for j in other.status()] == [second]
+    assert len(_schemas(shared)) >= 2
+
+
+def test_claims_hand_out_growing_fencing_tokens(blog: Blog, shared: str) -> None:
+    job_id = blog.submit("fenced", article("Fenced", "Tokens from a sequence."))
+    with open_context(blog.root) as ctx:
+        first = leases.claim(ctx.store, job_id, "worker-a", 0.0)
+        assert first is not None and first.lease_token is not None
+        # Expired at once (0 s): the next claim takes it over with a larger token.
+        second = leases.claim(ctx.store, job_id, "worker-b", 60.0)
+        assert second is not None and second.lease_token is not None
+        assert int(second.lease_token) > int(first.lease_token)
+        # The first holder is a zombie now: its renewal is refused, nothing changes.
+        with pytest.raises(leases.LeaseLost):
+            leases.renew(ctx.store, first, 60.0)
+
+
+def test_the_store_url_and_its_password_are_never_written(
+    blog: Blog, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A password in the URL (here one the server ignores: the test server trusts the
+    socket) reaches no file, no row and no output."""
+    secret = "Hunter2-pg-passw0rd"
+    url = pg_url.replace("postgresql://", f"postgresql://postgres:{secret}@", 1)
+    monkeypatch.setenv("GITPUB_STORE", url)
+    job_id = blog.submit("pw", article("Password", "Where does the URL go?"))
+    out = blog.ok("run", "--until-idle")
+    shown = blog.read("show", job_id, "--json").stdout + blog.read("status").stdout
+    assert secret not in out.stdout + out.stderr + shown
+    for path in (blog.root / ".git").rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    with psycopg.connect(pg_url) as conn:
+        dump = conn.execute(
+            "SELECT string_agg(t::text, '') FROM public.gitpub_blog AS t"
+        ).fetchone()
+    assert dump is not None and secret not in (dump[0] or "")
+
+
+def test_the_user_config_puts_a_node_on_the_store_and_an_empty_variable_takes_it_off(
+    blog: Blog, pg_url: str
+) -> None:
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "gitpub" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[store]\nurl = "{pg_url}"\n')
+    blog.submit("user-config", article("User", "The node's own config."))
+    assert not (blog.root / ".git" / "blogpub" / "state.sqlite3").exists()
+    assert schema_name(blog_identity(str(blog.remote), "main")) in _schemas(pg_url)
+    source = blog.root.parent / "embedded.mdx"
+    source.write_text(article("Embedded", "GITPUB_STORE empty: the embedded store."))
+    blog.ok("submit", "--key", "embedded", "--source", str(source), env={"GITPUB_STORE": ""})
+    assert (blog.root / ".git" / "blogpub" / "state.sqlite3").exists()
+
+
+def test_credentials_in_the_remote_url_do_not_split_a_blog() -> None:
+    plain = blog_identity("https://example.invalid/blog.git/", "main")
+    assert blog_identity("https://bot:t0ken@example.invalid/blog.git", "main") == plain
+    assert blog_identity("https://example.invalid/blog.git", "drafts") != plain
+
+
+def test_a_hand_edit_is_delivered_by_its_own_clone_not_judged_by_another(
+    blog: Blog, shared: str
+) -> None:
+    """A person's uncommitted fix in node A's checkout is A's to deliver: node B's worker,
+    on the same store, neither sees it (its `status` lists no hand edit) nor settles it as
+    gone; A's next run delivers it."""
+    post = blog.root / "content" / "posts" / "hello.mdx"
+    node_b = blog.clone("node-b")
+    post.write_text(post.read_text() + "\nA person's fix, not yet committed.\n")
+    with open_context(blog.root) as ctx:
+        assert edits.scan(ctx) == 1  # registered, not yet delivered
+    node_b.ok("run", "--until-idle")
+    assert "hand edits" not in node_b.read("status").stdout
+    assert "hand edits: 1 waiting" in blog.read("status").stdout  # still A's, still pending
+    blog.ok("run", "--until-idle")
+    assert b"A person's fix" in blog.remote_file("content/posts/hello.mdx")
+    assert "hand edits" not in blog.read("status").stdout
+
+
+def test_a_shared_store_that_lost_its_rows_is_rebuilt_from_a_node(blog: Blog, shared: str) -> None:
+    """The blog's schema is gone (a database restored from before it, a new server): the
+    node that worked the jobs puts them back from its copies of their folders, its job refs
+    and the remote's trailers. The published one stays published (never pushed again), the
+    one committed but not pushed is delivered once, and a client's retry finds its job."""
+    text = article("Kept", "Published before the loss.")
+    published = blog.submit("kept", text)
+    blog.ok("run", "--until-idle")
+    waiting = blog.committed_not_pushed("waiting", article("Waiting", "Committed, not pushed."))
+    schema = schema_name(blog_identity(str(blog.remote), "main"))
+    with psycopg.connect(shared, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        conn.execute("DELETE FROM public.gitpub_blog WHERE schema_name = %s", (schema,))
+    assert blog.status() == []
+
+    out = blog.ok("reconcile", "--rebuild").stdout
+    assert f"{published} rebuilt PUBLISHED" in out
+    assert f"{waiting} rebuilt LOCAL_COMMITTED" in out
+    assert blog.job(published)["job"]["state"] == "PUBLISHED"
+    assert blog.job(waiting)["job"]["state"] == "PUBLISHED"
+    assert blog.commits_with_job(published) == 1
+    assert blog.commits_with_job(waiting) == 1
+    assert blog.submit("kept", text) == published  # the same key is the same job again
+
+
+HOLD_AND_DIE = """
+import os, sys
+from pathlib import Path
+from gitpub.context import open_context
+with open_context(Path(sys.argv[1])) as ctx:
+    ctx.store.lock_seconds = 3600.0
+    held = ctx.store.fleet("delivery")  # kept: a collected generator would release it
+    held.__enter__()
+    os._exit(0)  # dies holding it: no release, as a SIGKILL leaves it
+"""
+
+
+def test_a_push_lock_whose_holder_died_is_taken_at_once(blog: Blog, shared: str) -> None:
+    """A worker killed while it pushed leaves the fleet's push lock behind; the next one on
+    this host takes it over at once instead of waiting out the lock's hour."""
+    subprocess.run([sys.executable, "-c", HOLD_AND_DIE, str(blog.root)], check=True)
+    got = threading.Event()
+
+    def take() -> None:
+        with open_context(blog.root) as ctx, ctx.store.fleet("delivery"):
+            got.set()
+
+    worker = threading.Thread(target=take, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert got.is_set()

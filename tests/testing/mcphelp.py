@@ -1,0 +1,98 @@
+"""An agent's side of `git blogpub mcp`: the MCP SDK's own client over stdio, starting
+`python -m gitpub mcp` in a real clone, as an agent host does from its `mcpServers` entry."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult
+
+from testing.fixtures import Blog, article
+
+_WORDS = """
+    amber basalt cedar delta ember fjord glacier harbor indigo jasper kestrel lagoon meadow
+    nebula orchid prairie quartz raven saffron tundra umber violet willow xenon yarrow zephyr
+    anchor beacon canyon dune estuary falcon granite hollow island juniper kelp lantern
+    marble nettle oasis pebble quill ridge summit thistle
+"""
+WORDS = _WORDS.split()
+
+
+def distinct(title: str, seed: int) -> str:
+    """An article no dedup judge would call a near-duplicate of another seed's."""
+    rng = random.Random(seed)
+    body = " ".join(rng.sample(WORDS, 18)) + f" (article {seed})."
+    return article(title, body)
+
+
+def server_argv(blog: Blog, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "gitpub", "-C", str(blog.root), "mcp", *extra]
+
+
+@asynccontextmanager
+async def connect(blog: Blog, *extra: str, errlog: TextIO | None = None) -> AsyncIterator[Agent]:
+    """A started, initialized session with a `git blogpub mcp` server on `blog`."""
+    argv = server_argv(blog, *extra)
+    # The whole environment: the SDK passes only a few variables by default, and the
+    # hermetic HOME, git identity and node name must reach the server and its worker.
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+    async with (
+        stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        init = await session.initialize()
+        yield Agent(session, init.server_info.name, init.instructions or "")
+
+
+class Agent:
+    def __init__(self, session: ClientSession, name: str, instructions: str) -> None:
+        self.session = session
+        self.name = name
+        self.instructions = instructions
+
+    async def call(self, tool: str, **args: Any) -> CallToolResult:
+        return await self.session.call_tool(tool, args, read_timeout_seconds=120)
+
+    async def ok(self, tool: str, **args: Any) -> dict[str, Any]:
+        """A successful call's structured result (the client has checked it against the
+        tool's output schema)."""
+        res = await self.call(tool, **args)
+        texts = [c.text for c in res.content if c.type == "text"]
+        assert not res.is_error, texts
+        assert isinstance(res.structured_content, dict), res
+        # For clients that read only text: a line for people, then the same object as JSON.
+        assert len(texts) == 2 and "\n" not in texts[0], texts
+        assert json.loads(texts[1]) == res.structured_content
+        return res.structured_content
+
+    async def refused(self, tool: str, **args: Any) -> str:
+        """A tool error's one line."""
+        res = await self.call(tool, **args)
+        assert res.is_error, res.structured_content
+        assert res.structured_content is None
+        (text,) = [c.text for c in res.content if c.type == "text"]
+        assert "\n" not in text
+        return text
+
+
+def worker_pids(log: Path) -> list[int]:
+    """The delivery workers a server said it started, in order."""
+    return [int(p) for p in re.findall(r"delivery worker started \(pid (\d+)\)", log.read_text())]
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie waiting for its parent to reap it does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
