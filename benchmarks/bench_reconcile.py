@@ -31,12 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import CONFIG, hermetic_env  # noqa: E402  (shared set-up of the spine bench)
 
 from gitpub import intake, prepare  # noqa: E402
-from gitpub.cli.commands.run import interrupted  # noqa: E402
 from gitpub.context import Context, open_context  # noqa: E402
 from gitpub.core.states import State  # noqa: E402
 from gitpub.deliver.commit import make_commit  # noqa: E402
 from gitpub.ops import worker  # noqa: E402
 from gitpub.ops.reconcile import settle_interrupted_commits  # noqa: E402
+from gitpub.ops.runner import interrupted  # noqa: E402
 from gitpub.store import jobs
 from gitpub.store.db import now  # noqa: E402
 

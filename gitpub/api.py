@@ -21,7 +21,7 @@ from typing import Any
 from gitpub import intake
 from gitpub.context import Context, open_context
 from gitpub.core.errors import SecretsFound
-from gitpub.ops import worker
+from gitpub.ops import runner
 from gitpub.store import jobs
 
 __all__ = ["Publisher", "SecretsFound", "Submitted"]
@@ -113,9 +113,10 @@ class Publisher:
             return jobs.require(ctx.store, job_id).public()
 
     def run_until_idle(self) -> list[dict[str, Any]]:
-        """Work every due job in this process until nothing is due."""
-        with self._open() as ctx:
-            return [j.public() for j in worker.run_until_idle(ctx)]
+        """Work in this process until nothing is due: the pass `git blogpub run --until-idle`
+        makes (recovery, due jobs, the review watch, hand edits, takedowns); the jobs it
+        touched, each in its last state."""
+        return [j.public() for j in runner.run(self.path, until_idle=True)]
 
     def kick(self) -> None:
         """Start `git blogpub run --until-idle` as a detached process and return at once.

@@ -140,12 +140,13 @@ def topic_reopen(c: _Ctx, session: str) -> None:
 @cli.command()
 @click.option("--until-idle", is_flag=True, help="Exit 0 once nothing is due.")
 @click.option("--interval", default=30.0, type=click.FloatRange(min=0.01), show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="Print no line per state change.")
 @pass_ctx
-def run(c: _Ctx, until_idle: bool, interval: float) -> None:
-    """Worker: prepare, commit and deliver due jobs."""
+def run(c: _Ctx, until_idle: bool, interval: float, quiet: bool) -> None:
+    """Worker: prepare, commit and deliver due jobs; one line per state change."""
     from gitpub.cli.commands import run as cmd
 
-    cmd.main(c.path, until_idle=until_idle, interval=interval)
+    cmd.main(c.path, until_idle=until_idle, interval=interval, quiet=quiet)
 
 
 @cli.command()

@@ -106,6 +106,9 @@ class SyncConfig(NamedTuple):
     # What external_sync delivers: "all" (uncommitted content edits of the live checkout, which
     # it commits, and unpushed commits), "committed" (only commits a person made), "off".
     hand_edits: str = "all"
+    # An idle worker fetches the published branch this often (seconds; 0 never), so that a
+    # takedown by a deletion commit or a force-push is noticed with no job in flight.
+    fetch_interval: float = 300.0
 
 
 class GcConfig(NamedTuple):

@@ -388,5 +388,8 @@ def gc(path: Path, data: Any) -> GcConfig:
 
 def sync(path: Path, data: Any) -> SyncConfig:
     r = _Reader(path, "sync", data)
-    r.check_known({"hand_edits"})
-    return SyncConfig(hand_edits=r.choice("hand_edits", SyncConfig().hand_edits, HAND_EDITS))
+    r.check_known({"hand_edits", "fetch_interval"})
+    return SyncConfig(
+        hand_edits=r.choice("hand_edits", SyncConfig().hand_edits, HAND_EDITS),
+        fetch_interval=r.number("fetch_interval", SyncConfig().fetch_interval),
+    )

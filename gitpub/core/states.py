@@ -49,9 +49,9 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     S.PUSHING: frozenset(
         {S.PUBLISHED, S.RETRY_WAIT, S.CONFLICT, S.REVIEW, S.RECHECK_CANDIDATES, S.IN_REVIEW}
     ),
-    # A person merged it (PUBLISHED, by content), deleted its branch unmerged (REVIEW), or a
-    # newer revision of the same article took over its review branch (SKIPPED).
-    S.IN_REVIEW: frozenset({S.PUBLISHED, S.REVIEW, S.SKIPPED}),
+    # A person merged it (PUBLISHED, by content) or deleted its branch unmerged (REVIEW), or
+    # a newer job of the same target superseded it (REVIEW: a person sees it, may retry it).
+    S.IN_REVIEW: frozenset({S.PUBLISHED, S.REVIEW}),
     S.RETRY_WAIT: frozenset({S.PUSHING, S.FAILED}),
     S.RECHECK_CANDIDATES: frozenset({S.SKIPPED, S.LOCAL_COMMITTED, S.CONFLICT, S.REVIEW}),
     S.RECOVERING: frozenset({S.LOCAL_COMMITTED, S.LOCAL_COMMITTING, S.REVIEW}),

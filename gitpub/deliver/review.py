@@ -2,31 +2,39 @@
 publishes it by merging that branch — in any way their forge offers.
 
 - Delivery (`deliver_locked`) stacks the job commit on the published branch's tip exactly as a
-  batch does (CAS, recheck, replay, the write-set guard), then pushes it to
-  `<review_prefix><slug>` instead of the published branch: the job waits in IN_REVIEW. A new
-  revision of the same article replaces its branch (the older job is superseded).
-- Watching (`watch`) decides by content, after a fetch: a merge commit, a squash and a rebase
-  all leave the manifest's bytes on the published branch, while only the first keeps the
-  trailers. A job whose bytes arrived is PUBLISHED, with the first commit of the published
-  branch that holds them as its remote commit; a job whose review branch is gone without that
-  was rejected by its reviewer (REVIEW). A remote that cannot be reached decides nothing."""
+  batch does (CAS, recheck, replay, the write-set guard), then pushes it to a branch of its
+  own: `<review_prefix><target path>/<short job id>`, so two articles (two `index.md` of two
+  bundles, two posts of one title) never share one. The job waits in IN_REVIEW. A newer job
+  for the same target supersedes an older one still in review: the older goes to REVIEW,
+  where a person sees it and may retry it; a job of another target never touches it.
+- Watching (`watch`) decides on any node, from the store and the remote alone, by the
+  article and its assets — never by derived files (font subsets, chunk CSS), which every
+  merge may regenerate. The versions that count are the job's own and each one a reviewer
+  pushed to the review branch (recorded in the store as `review:edited` when the watch sees
+  the branch move). A merge commit, a squash and a rebase all leave one of them on the
+  published branch, while only the first keeps the trailers: the job is then PUBLISHED with
+  the first commit of the published branch that holds it (and "edited in review" when it is
+  the reviewer's). A review branch gone without that was rejected (REVIEW). A remote that
+  cannot be reached decides nothing."""
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from gitpub.context import Context
 from gitpub.core import crash
 from gitpub.core.errors import GitCommandError, git_cause
+from gitpub.core.files import write_atomic
 from gitpub.core.ids import Oid
 from gitpub.core.states import State
 from gitpub.deliver import batch, guard
 from gitpub.deliver.batch import Result, Results
 from gitpub.deliver.commit import ArtifactsDamaged, load_manifest
-from gitpub.deliver.confirm import differing_paths
 from gitpub.git.process import git_out
 from gitpub.prepare import manifest
 from gitpub.prepare.jobtree import discard_worktrees
@@ -36,17 +44,27 @@ from gitpub.store.jobs import Job, LeaseLost, Move
 REJECTED = "rejected_in_review"
 """The failure code of a job whose review branch was deleted without a merge."""
 
+SUPERSEDED = "superseded_in_review"
+"""The failure code of a job a newer job of the same target replaced in review."""
+
 HISTORY = 1000
 """Commits of the published branch (first parents, newest first) searched for a job's bytes."""
 
 
 def branch_for(ctx: Context, job: Job) -> str:
-    """`<review_prefix><slug>`: the slug is the article's file name without its suffix, kept
-    to what every forge accepts in a branch name, so one article keeps one review branch."""
-    stem = PurePosixPath(job.target_path or job.job_id).stem
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip(".-") or job.job_id[:8]
-    slug = re.sub(r"\.{2,}", ".", slug).removesuffix(".lock")
-    return ctx.config.publish.review_prefix + slug
+    """`<review_prefix><target path>/<short job id>`: one job, one target, one branch. Each
+    part of the path keeps its letters (any script: git and the forges take UTF-8 names) and
+    digits; what a ref name may not hold becomes `-`."""
+    parts = [_ref_part(p) for p in PurePosixPath(job.target_path or "article").parts]
+    return ctx.config.publish.review_prefix + "/".join([*parts, job.job_id[:8]])
+
+
+def _ref_part(part: str) -> str:
+    text = re.sub(r"[^\w.-]+", "-", part)
+    text = re.sub(r"\.{2,}", ".", text).lstrip(".")
+    while text.endswith((".lock", ".")):
+        text = text.removesuffix(".lock").rstrip(".")
+    return text or "-"
 
 
 def remote_branches(ctx: Context) -> dict[str, Oid]:
@@ -123,7 +141,8 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
 
 
 def in_review_moves(ctx: Context, job: Job, result: Result) -> list[Move]:
-    """IN_REVIEW for the job pushed; SKIPPED for an older job whose review branch it took."""
+    """IN_REVIEW for the job pushed; REVIEW "superseded" for an older job of the same target
+    still waiting in review (its branch stays: the person decides, and may retry it)."""
     branch = str(result.detail["branch"])
     moves = [
         Move(
@@ -135,20 +154,34 @@ def in_review_moves(ctx: Context, job: Job, result: Result) -> list[Move]:
         )
     ]
     for older in reads.in_review(ctx.store):
-        if older.review_branch == branch and older.job_id != job.job_id:
+        if older.target_path == job.target_path and older.job_id != job.job_id:
             moves.append(
                 Move(
                     older,
-                    State.SKIPPED,
+                    State.REVIEW,
                     "review:superseded",
-                    {"by": job.job_id, "branch": branch},
-                    {"failure_code": "superseded"},
+                    {
+                        "reason": f"superseded by job {job.job_id} (the same article, in "
+                        f"review on {branch})",
+                        "by": job.job_id,
+                        "branch": older.review_branch,
+                    },
+                    {"failure_code": SUPERSEDED},
                 )
             )
     return moves
 
 
 # ------------------------------------------------------------------------------ watching
+
+
+class Version(NamedTuple):
+    """One version of a job's article and assets: path → SHA-256 of its bytes (None: the
+    version has no such file), and the commit it was read from."""
+
+    commit: str
+    files: Mapping[str, str | None]
+    edited: bool  # a reviewer's, not the job's own
 
 
 def watch(ctx: Context) -> list[Job]:
@@ -170,34 +203,81 @@ def watch(ctx: Context) -> list[Job]:
     line = _first_parents(ctx, tip)
     moves: list[Move] = []
     for job in waiting:
-        merged = _merged(ctx, job, line)
+        # Any node watches: what the job wrote is read from the store, never from a folder
+        # only the node that prepared it has.
+        ctx.store.fetch_folder(job.job_id)
+        try:
+            versions = _versions(ctx, job, there.get(job.review_branch or ""))
+        except (ArtifactsDamaged, GitCommandError):
+            continue  # nothing to match by (or the branch's commit out of reach): next pass
+        move = _decision(ctx, job, versions, line, gone=job.review_branch not in there)
+        if move is not None:
+            moves.append(move)
+    return _settle(ctx, moves)
+
+
+def _decision(
+    ctx: Context, job: Job, versions: list[Version], line: list[Oid], *, gone: bool
+) -> Move | None:
+    for version in versions:
+        merged = _first_holding(ctx, line, version.files)
         if merged is not None:
-            moves.append(
-                Move(
-                    job,
-                    State.PUBLISHED,
-                    "published",
-                    {
-                        "remote_commit": merged,
-                        "how": "merged from review",
-                        "branch": job.review_branch,
-                    },
-                    {"remote_commit": merged, "failure_code": None},
-                )
+            how = "merged from review" + (" (edited in review)" if version.edited else "")
+            detail = {"remote_commit": merged, "how": how, "branch": job.review_branch}
+            if version.edited:
+                detail["edited_in_review"] = version.commit
+            return Move(
+                job,
+                State.PUBLISHED,
+                "published",
+                detail,
+                {"remote_commit": merged, "failure_code": None},
             )
-        elif job.review_branch not in there:
-            moves.append(
-                Move(
-                    job,
-                    State.REVIEW,
-                    "review:rejected",
-                    {
-                        "reason": f"rejected in review: {job.review_branch} was deleted unmerged",
-                        "branch": job.review_branch,
-                    },
-                    {"failure_code": REJECTED},
-                )
-            )
+    if not gone:
+        return None
+    named = _named_in(ctx, job, line)
+    if named is not None:
+        # Squashed or rebased with edits the watch never saw (pushed, merged and deleted
+        # between two passes): the published branch names the job and holds its article.
+        how = "merged from review (edited in review)"
+        return Move(
+            job,
+            State.PUBLISHED,
+            "published",
+            {"remote_commit": named, "how": how, "branch": job.review_branch},
+            {"remote_commit": named, "failure_code": None},
+        )
+    reason = f"rejected in review: {job.review_branch} was deleted unmerged"
+    return Move(
+        job,
+        State.REVIEW,
+        "review:rejected",
+        {"reason": reason, "branch": job.review_branch},
+        {"failure_code": REJECTED},
+    )
+
+
+def _named_in(ctx: Context, job: Job, line: list[Oid]) -> Oid | None:
+    """The oldest commit of the published line whose message carries the job's id (a rebase
+    keeps it, a squash lists it), provided the tip still holds the job's article."""
+    if not line or not job.target_path or ctx.repo.blob_at(line[-1], job.target_path) is None:
+        return None
+    out = git_out(
+        [
+            "rev-list",
+            "--first-parent",
+            f"-n{HISTORY}",
+            "--fixed-strings",
+            f"--grep=Blog-Job-Id: {job.job_id}",
+            line[-1],
+        ],
+        ctx.repo.root,
+    )
+    found = out.split()
+    return Oid(found[-1]) if found else None
+
+
+def _settle(ctx: Context, moves: list[Move]) -> list[Job]:
     if not moves:
         return []
     crash.point("after_review_merged_before_db")
@@ -217,14 +297,73 @@ def watch(ctx: Context) -> list[Job]:
     return list(done.values())
 
 
-def _merged(ctx: Context, job: Job, line: list[Oid]) -> Oid | None:
-    """The commit of the published branch that brought the job's bytes, or None (also when
-    its manifest is damaged: nothing to match by, left for `doctor` and a person)."""
+def written(ctx: Context, job: Job) -> dict[str, str | None]:
+    """The job's own version: its article and assets as its manifest sealed them. Font
+    outputs are left out: they are derived, and any merge may rebuild them."""
+    derived = set(ctx.config.font_outputs)
+    return {e.path: e.sha256 for e in load_manifest(ctx, job) if e.path not in derived}
+
+
+def _versions(ctx: Context, job: Job, branch_tip: Oid | None) -> list[Version]:
+    """What may have been merged, newest first: the review branch's tip as it is now (when a
+    reviewer moved it, recorded once), every edit recorded before, and the job's own."""
+    own = written(ctx, job)
+    events = jobs.events(ctx.store, job.job_id)
+    pushed = [e["detail"].get("commit") for e in events if e["step"] == "review:pushed"]
+    seen = [e["detail"] for e in events if e["step"] == "review:edited"]
+    known = {str(c) for c in pushed if c} | {str(d.get("commit")) for d in seen}
+    if branch_tip is not None and branch_tip not in known:
+        files = _files_at(ctx, branch_tip, own)
+        if files != own:
+            _record_edit(ctx, job, branch_tip, files)
+            seen.append({"commit": branch_tip, "files": files})
+    edits = [Version(str(d["commit"]), d["files"], True) for d in reversed(seen)]
+    return [*edits, Version(str(pushed[-1] if pushed else ""), own, False)]
+
+
+def _files_at(ctx: Context, commit: Oid, own: Mapping[str, str | None]) -> dict[str, str | None]:
+    if ctx.repo.resolve(commit) is None:
+        ctx.repo.fetch_commit(ctx.config.publish.remote, commit)
+    files: dict[str, str | None] = {}
+    for path in own:
+        data = ctx.repo.blob_at(commit, path)
+        files[path] = None if data is None else manifest.sha256_bytes(data)
+    return files
+
+
+def _record_edit(ctx: Context, job: Job, commit: Oid, files: dict[str, str | None]) -> None:
+    """A reviewer's version, kept where every node finds it: its hashes in the event, and the
+    article's text in the job folder (the store keeps it), for a `retry` to build on."""
+    data = ctx.repo.blob_at(commit, job.target_path) if job.target_path else None
     try:
-        entries = load_manifest(ctx, job)
+        text = None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None  # bytes a draft answer cannot carry: a retry starts from the job's own
+    if text is not None:
+        record = {"commit": commit, "path": job.target_path, "text": text}
+        folder = ctx.job_dir(job.job_id) / "review"
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / "edited.json", json.dumps(record, ensure_ascii=False).encode())
+    jobs.record(ctx.store, job, "review:edited", {"commit": commit, "files": files})
+
+
+def last_edit(ctx: Context, job: Job) -> dict[str, str] | None:
+    """The reviewer's last version of the article (`commit`, `path`, `text`), or None."""
+    path = ctx.job_dir(job.job_id) / "review" / "edited.json"
+    if not path.is_file():
+        return None
+    found: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
+    return found
+
+
+def _merged(ctx: Context, job: Job, line: list[Oid]) -> Oid | None:
+    """The commit of the published branch that brought the job's own version, or None (also
+    when its manifest is damaged: nothing to match by, left for `doctor` and a person)."""
+    try:
+        own = written(ctx, job)
     except ArtifactsDamaged:
         return None
-    return _first_holding(ctx, line, entries)
+    return _first_holding(ctx, line, own)
 
 
 def _first_parents(ctx: Context, tip: Oid) -> list[Oid]:
@@ -234,14 +373,22 @@ def _first_parents(ctx: Context, tip: Oid) -> list[Oid]:
     return [Oid(o) for o in reversed(out.split())]
 
 
-def _first_holding(ctx: Context, line: list[Oid], entries: list[manifest.Entry]) -> Oid | None:
-    """The oldest commit of `line` whose tree holds every file of the manifest with its bytes,
+def _holds(ctx: Context, oid: Oid, files: Mapping[str, str | None]) -> bool:
+    for path, sha in files.items():
+        data = ctx.repo.blob_at(oid, path)
+        if (None if data is None else manifest.sha256_bytes(data)) != sha:
+            return False
+    return True
+
+
+def _first_holding(ctx: Context, line: list[Oid], files: Mapping[str, str | None]) -> Oid | None:
+    """The oldest commit of `line` whose tree holds every file of the version with its bytes,
     provided the tip still does (an article that came and went is not published now)."""
-    if not line or differing_paths(ctx, line[-1], entries):
+    if not line or not files or not _holds(ctx, line[-1], files):
         return None
     first = line[-1]
     for oid in reversed(line[:-1]):
-        if differing_paths(ctx, oid, entries):
+        if not _holds(ctx, oid, files):
             break
         first = oid
     return first

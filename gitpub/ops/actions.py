@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
+import sqlite3
 from collections.abc import Sequence
 
 from gitpub import intake
@@ -11,9 +13,10 @@ from gitpub.context import Context
 from gitpub.core.errors import GitCommandError, InputError
 from gitpub.core.files import write_atomic
 from gitpub.core.states import OPERATOR_TRANSITIONS, State
-from gitpub.deliver import confirm
+from gitpub.deliver import confirm, review
 from gitpub.git import trailers
 from gitpub.intake import checks
+from gitpub.prepare import manifest
 from gitpub.prepare.jobtree import branch_name, discard_worktree
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import jobs, outbox, spools
@@ -102,16 +105,55 @@ def retry(ctx: Context, job_id: str) -> Job:
         )
     _forget_commit(ctx, job, "retry")
     _forget_failed_steps(ctx, job.job_id)
-    return jobs.transition(
-        ctx.store,
-        job,
-        State.RECEIVED,
-        "operator:retry",
-        {"from": job.state.value},
-        operator=True,
-        **_RESET,
-        also=lambda conn: outbox.settle_publish(conn, job.job_id, "retried"),
-    )
+    edited = _draft_from_review(ctx, job)
+
+    def also(conn: sqlite3.Connection) -> None:
+        outbox.settle_publish(conn, job.job_id, "retried")
+        if edited is not None:
+            # After the retry's own event, which keeps only the draft's record: the
+            # reviewer's version is the draft from now on.
+            jobs.note(conn, job.job_id, "step:draft", edited)
+
+    try:
+        return jobs.transition(
+            ctx.store,
+            job,
+            State.RECEIVED,
+            "operator:retry",
+            {"from": job.state.value},
+            operator=True,
+            **_RESET,
+            also=also,
+        )
+    except BaseException:
+        if edited is not None:
+            _restore_draft(ctx, job.job_id)
+        raise
+
+
+def _draft_from_review(ctx: Context, job: Job) -> dict[str, str] | None:
+    """A job a reviewer edited before it was rejected or superseded starts again from the
+    reviewer's last version, never from its own (which would revert the edit): that text
+    becomes its draft answer. The answer's record (hash and commit), or None."""
+    edit = review.last_edit(ctx, job) if job.state is State.REVIEW else None
+    if edit is None:
+        return None
+    path = ctx.job_dir(job.job_id) / "steps" / "draft.json"
+    old: dict[str, object] = json.loads(path.read_bytes()) if path.is_file() else {}
+    if path.is_file():
+        shutil.copyfile(path, path.with_name("draft.json.before-review"))
+    answer = {**old, "text": edit["text"]}
+    data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data)
+    return {"sha256": manifest.sha256_bytes(data), "from_review": edit["commit"]}
+
+
+def _restore_draft(ctx: Context, job_id: str) -> None:
+    path = ctx.job_dir(job_id) / "steps" / "draft.json"
+    before = path.with_name("draft.json.before-review")
+    if before.is_file():
+        before.replace(path)
 
 
 def abandon(ctx: Context, job_id: str) -> Job:

@@ -127,6 +127,7 @@ class Report:
     conflicts: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     branch: str = ""
+    pushed: list[str] = field(default_factory=list)  # one line per push that landed
 
 
 def sweep(ctx: Context) -> int:
@@ -230,6 +231,11 @@ def _deliver_locked(ctx: Context, report: Report) -> tuple[Oid, Oid] | None:
         else:
             unconfirmed.append(event)
     _defer(ctx, unconfirmed, report, "pushed, but not found on the remote branch")
+    if landed:
+        count = len(waiting) - len(unconfirmed)
+        report.pushed.append(
+            f"hand edits pushed to {pub.branch}: {pushed.commit[:12]} ({count} change(s))"
+        )
     if tip is not None:
         _settle_merged_conflicts(ctx, tip, repo.resolve(gx.local_ref(ctx)))
     return (local, pushed.commit) if landed else None

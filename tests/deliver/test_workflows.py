@@ -99,6 +99,11 @@ def review_branches(blog: Blog) -> dict[str, str]:
     return dict(line.split() for line in out.splitlines())
 
 
+def branch_of(job_id: str, target: str) -> str:
+    """The review branch of one job: the whole target path and the job's short id."""
+    return f"blogpub/review/{target}/{job_id[:8]}"
+
+
 def test_review_mode_publishes_what_a_person_merges_and_nothing_else(tmp_path: Path) -> None:
     blog = make_blog(tmp_path, REVIEW_CONFIG)
     before = blog.remote_log()
@@ -108,30 +113,28 @@ def test_review_mode_publishes_what_a_person_merges_and_nothing_else(tmp_path: P
         "dropped", article("Dropped", "A post the reviewer turns down.", slug="dropped")
     )
     blog.ok("run", "--until-idle")
+    kept_branch = branch_of(kept, "content/posts/kept.mdx")
+    dropped_branch = branch_of(dropped, "content/posts/dropped.mdx")
 
     # Two branches, the published branch untouched, both jobs waiting for a person.
-    assert set(review_branches(blog)) == {"blogpub/review/kept", "blogpub/review/dropped"}
+    assert set(review_branches(blog)) == {kept_branch, dropped_branch}
     assert blog.remote_log() == before
     for job_id in (kept, dropped):
         job = blog.job(job_id)["job"]
         assert job["state"] == "IN_REVIEW", blog.job(job_id)["events"]
-        assert job["review_branch"] == f"blogpub/review/{'kept' if job_id == kept else 'dropped'}"
-    assert "waiting for a merge of blogpub/review/kept" in blog.ok("status").stdout
+        assert job["review_branch"] == (kept_branch if job_id == kept else dropped_branch)
+    assert f"waiting for a merge of {kept_branch}" in blog.ok("status").stdout
     # Each review branch is one job commit on the published tip, with the job's trailers.
     tip = blog.remote_git("rev-parse", "main")
-    assert blog.remote_git("rev-parse", "blogpub/review/kept~1") == tip
-    assert f"Blog-Job-Id: {kept}" in blog.remote_git(
-        "log", "-1", "--format=%B", "blogpub/review/kept"
-    )
+    assert blog.remote_git("rev-parse", f"{kept_branch}~1") == tip
+    assert f"Blog-Job-Id: {kept}" in blog.remote_git("log", "-1", "--format=%B", kept_branch)
 
     # The person squash-merges one (the trailers are lost) and deletes the other.
     person = blog.clone("person")
     person.git("fetch", "--quiet", "origin")
-    person.git("merge", "--quiet", "--squash", "origin/blogpub/review/kept")
+    person.git("merge", "--quiet", "--squash", f"origin/{kept_branch}")
     person.git("commit", "--quiet", "-m", "Add the kept post")
-    person.git(
-        "push", "--quiet", "origin", "HEAD:main", ":blogpub/review/kept", ":blogpub/review/dropped"
-    )
+    person.git("push", "--quiet", "origin", "HEAD:main", f":{kept_branch}", f":{dropped_branch}")
     squash = person.git("rev-parse", "HEAD")
 
     blog.ok("run", "--until-idle")
@@ -152,31 +155,37 @@ def test_review_mode_publishes_what_a_person_merges_and_nothing_else(tmp_path: P
     assert blog.job(dropped)["job"]["state"] == "REVIEW"
 
 
-def test_a_new_revision_updates_its_review_branch_and_a_merge_commit_publishes(blog: Blog) -> None:
+def test_a_new_revision_supersedes_the_old_one_visibly_and_a_merge_commit_publishes(
+    blog: Blog,
+) -> None:
+    target = "content/posts/story.mdx"
     first = blog.submit(
-        "rev1",
-        article("Story", "First version.", slug="story"),
-        "--review",
-        "--target",
-        "content/posts/story.mdx",
+        "rev1", article("Story", "First version.", slug="story"), "--review", "--target", target
     )
     blog.ok("run", "--until-idle")
     assert blog.job(first)["job"]["state"] == "IN_REVIEW"
-    old_head = review_branches(blog)["blogpub/review/story"]
+    old_head = review_branches(blog)[branch_of(first, target)]
 
     second_text = article("Story", "Second version, after the editor's notes.", slug="story")
-    second = blog.submit("rev2", second_text, "--review", "--target", "content/posts/story.mdx")
+    second = blog.submit("rev2", second_text, "--review", "--target", target)
     blog.ok("run", "--until-idle")
     assert blog.job(second)["job"]["state"] == "IN_REVIEW"
-    new_head = review_branches(blog)["blogpub/review/story"]
-    assert new_head != old_head
-    assert blog.remote_git("show", f"{new_head}:content/posts/story.mdx") == second_text.strip()
-    superseded = blog.job(first)["job"]
-    assert superseded["state"] == "SKIPPED" and superseded["failure_code"] == "superseded"
+    branches = review_branches(blog)
+    # Each job its own branch: the older one is left as it was, for the person to compare.
+    assert branches[branch_of(first, target)] == old_head
+    new_head = branches[branch_of(second, target)]
+    assert blog.remote_git("show", f"{new_head}:{target}") == second_text.strip()
+    # Superseded, but not silently final: a person sees it in REVIEW and may retry it.
+    superseded = blog.job(first)
+    assert superseded["job"]["state"] == "REVIEW"
+    assert superseded["job"]["failure_code"] == "superseded_in_review"
+    assert second in superseded["events"][-1]["detail"]["reason"]
 
     person = blog.clone("person")
     person.git("fetch", "--quiet", "origin")
-    person.git("merge", "--quiet", "--no-ff", "-m", "Merge story", "origin/blogpub/review/story")
+    person.git(
+        "merge", "--quiet", "--no-ff", "-m", "Merge story", f"origin/{branch_of(second, target)}"
+    )
     person.git("push", "--quiet", "origin", "HEAD:main")
     blog.ok("run", "--until-idle")
     job = blog.job(second)["job"]
@@ -233,7 +242,7 @@ def test_a_lost_database_is_rebuilt_with_the_schedule_and_the_review_mode(blog: 
     blog.ok("run", "--until-idle")
     assert blog.job(later)["job"]["state"] == "SCHEDULED"
     assert blog.job(reviewed)["job"]["state"] == "IN_REVIEW"
-    assert set(review_branches(blog)) == {"blogpub/review/reviewed"}
+    assert set(review_branches(blog)) == {branch_of(reviewed, "content/posts/reviewed.mdx")}
 
 
 def test_a_merge_made_while_the_push_answer_was_lost_is_not_pushed_again(blog: Blog) -> None:
@@ -244,12 +253,13 @@ def test_a_merge_made_while_the_push_answer_was_lost_is_not_pushed_again(blog: B
         "run", "--until-idle", env={"GITPUB_CRASH_AT": "after_review_push_before_db"}
     )
     assert died.returncode == 137
-    assert set(review_branches(blog)) == {"blogpub/review/lost"}
+    branch = branch_of(job_id, "content/posts/lost.mdx")
+    assert set(review_branches(blog)) == {branch}
     person = blog.clone("person")
     person.git("fetch", "--quiet", "origin")
-    person.git("merge", "--quiet", "--squash", "origin/blogpub/review/lost")
+    person.git("merge", "--quiet", "--squash", f"origin/{branch}")
     person.git("commit", "--quiet", "-m", "Add lost")
-    person.git("push", "--quiet", "origin", "HEAD:main", ":blogpub/review/lost")
+    person.git("push", "--quiet", "origin", "HEAD:main", f":{branch}")
     blog.ok("run", "--until-idle")
     job = blog.job(job_id)["job"]
     assert job["state"] == "PUBLISHED", blog.job(job_id)["events"]

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 
-from gitpub import config, trust
 from gitpub.cli.commands.output import say, warn
-from gitpub.context import Context, open_context, open_store
-from gitpub.core.errors import ConfigError, GitpubError, InputError
+from gitpub.context import open_context
+from gitpub.core.errors import InputError
 from gitpub.core.states import State
-from gitpub.deliver import review, withdrawn
-from gitpub.ops import worker
-from gitpub.ops.reconcile import repair_repository, settle_interrupted_commits
-from gitpub.store import jobs, reads
+from gitpub.ops import runner, worker
+from gitpub.ops.reconcile import repair_repository
+from gitpub.store import jobs
 from gitpub.store.db import now as store_now
 from gitpub.store.jobs import Job
-from gitpub.sync import edits as external
-
-INTERRUPTED = tuple(s for s in worker.ACTIVE if s is not State.RECEIVED)
 
 
 def _summary(touched: list[Job]) -> None:
@@ -28,104 +21,15 @@ def _summary(touched: list[Job]) -> None:
         say(f"{job.job_id} {job.state.value}{extra}")
 
 
-def run_once(ctx: Context, skip: frozenset[str] = frozenset()) -> list[Job]:
-    """One pass of the worker: hints → outbox, jobs, then external_sync delivery."""
-    external.register_hints(ctx)
-    # Merges people made of review branches first: a job they settle is never pushed again.
-    touched = review.watch(ctx)
-    touched += worker.run_until_idle(ctx, skip=skip)
-    external.sweep(ctx)
-    withdrawn.notice(ctx)
-    return touched
-
-
-def interrupted(ctx: Context) -> tuple[str, ...]:
-    """Jobs a dead worker left mid-way (anything active but not yet started)."""
-    return reads.ids_in(ctx.store, INTERRUPTED)
-
-
-def recover(ctx: Context, ids: tuple[str, ...]) -> list[Job]:
-    """Start-up reconcile: register hand edits no hint announced, and finish every job that
-    a dead worker left mid-way. Nothing here trusts memory: the store and git decide."""
-    external.scan(ctx)
-    if not ids:
-        return []
-    settle_interrupted_commits(ctx, worker.owner_name())
-    return worker.run_until_idle(ctx, only=ids)
-
-
-def _background_recovery(path: Path, ids: tuple[str, ...], errors: list[str]) -> threading.Thread:
-    """Recovery on its own connection and thread, so a long one (a slow external step being
-    adopted, a big repository scan) never delays the jobs submitted meanwhile."""
-
-    def work() -> None:
-        try:
-            with open_context(path) as ctx:
-                recover(ctx, ids)
-        except GitpubError as exc:
-            errors.append(exc.message)
-        except Exception as exc:  # noqa: BLE001 - a thread's error must not print a traceback
-            errors.append(f"{type(exc).__name__}: {exc}")
-
-    thread = threading.Thread(target=work, name="gitpub-recovery", daemon=True)
-    thread.start()
-    return thread
-
-
-def _warn_untrusted(ctx: Context, said: set[str]) -> None:
-    """Said once per command set: jobs that need these commands wait in REVIEW until `trust`."""
-    here = trust.standing(ctx.config, ctx.repo.common_dir)
-    if not here.ok and here.current.sha256 not in said:
-        said.add(here.current.sha256)
-        extra = f" ({here.problem})" if here.problem else ""
-        warn(f"git blogpub: {trust.not_allowed_message(ctx.config.node)}{extra}")
-
-
-def _reopen_if_replaced(ctx: Context) -> None:
-    """The state dir removed under a running worker (`rm -rf .git/blogpub`): work on the
-    database new submits write to, not on the deleted one still open. Where job folders
-    outlived a removed database, opening stops the worker with the one fix (it was lost)."""
-    if not ctx.store.replaced():
-        return
-    ctx.store.close()
-    ctx.store = open_store(ctx.state_dir)
-    warn(f"git blogpub: {ctx.state_dir / 'state.sqlite3'} was removed or replaced; reopened")
-
-
-def _reread_config(ctx: Context, said: set[str]) -> None:
-    """A long-running worker follows the live checkout's `.blogpub.toml` pass by pass, as a
-    new worker process would: after a fast-forward brought a changed file, the next pass
-    works (and checks trust) with it. A file that no longer loads leaves the one in use."""
-    try:
-        ctx.config = config.load(ctx.repo.root)
-    except ConfigError as exc:
-        if exc.message not in said:
-            said.add(exc.message)
-            warn(f"git blogpub: keeping the config in use: {exc.message}")
-
-
-def main(path: Path, *, until_idle: bool, interval: float) -> None:
-    with open_context(path) as ctx:
-        repair_repository(ctx)
-        said: set[str] = set()
-        _warn_untrusted(ctx, said)
-        errors: list[str] = []
-        ids = interrupted(ctx)
-        recovery = _background_recovery(path, ids, errors)
-        while True:
-            # The recovering jobs are the recovery thread's while it runs; new work is ours.
-            _summary(run_once(ctx, skip=frozenset(ids) if recovery.is_alive() else frozenset()))
-            if until_idle:
-                recovery.join()
-                # Whatever recovery freed up (or registered) gets its pass before we leave.
-                _summary(run_once(ctx))
-                for message in errors:
-                    warn(f"git blogpub: recovery: {message}")
-                return
-            time.sleep(interval)
-            _reopen_if_replaced(ctx)
-            _reread_config(ctx, said)
-            _warn_untrusted(ctx, said)
+def main(path: Path, *, until_idle: bool, interval: float, quiet: bool = False) -> None:
+    """The worker: every state change it makes is one line on stdout unless `quiet`."""
+    runner.run(
+        path,
+        until_idle=until_idle,
+        interval=interval,
+        tell=(lambda line: None) if quiet else say,
+        warn=warn,
+    )
 
 
 def _waits_for_a_person(job: Job) -> str | None:
@@ -170,7 +74,7 @@ def reconcile(path: Path, *, rebuild: bool = False) -> None:
         _rebuild(path)
     with open_context(path) as ctx:
         repair_repository(ctx)
-        advanced = {j.job_id: j for j in recover(ctx, interrupted(ctx))}
+        advanced = {j.job_id: j for j in runner.recover(ctx, runner.interrupted(ctx))}
         advanced.update((j.job_id, j) for j in worker.run_until_idle(ctx))
         _summary(list(advanced.values()))
         say(f"reconciled: {len(advanced)} job(s) advanced")
