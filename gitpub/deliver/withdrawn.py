@@ -1,18 +1,18 @@
-"""Takedowns stay down. A publication whose commit left the published branch (a person reset
-the remote and force-pushed, a takedown) is never pushed again by gitpub: not as a job commit
-(a PUBLISHED job is final), and not as a hand edit (a commit the remote once held is no
-person's new work). The job is marked withdrawn; only a person's `retry` publishes it again.
+"""Takedowns stay down. A publication whose article left the published branch (a deletion
+commit, a rename, a person who reset the remote and force-pushed) is never pushed again by
+gitpub: not as a job commit (a PUBLISHED job is final), and not as a hand edit (a commit the
+remote once held is no person's new work). The job is marked withdrawn; only a person's
+`retry` publishes it again.
 
 What the remote once held is read from the remote-tracking ref's own history (its reflog:
-every value a fetch gave it), so it needs nothing gitpub remembered."""
+every value a fetch gave it), so it needs nothing gitpub remembered; whether an article is
+still published is read from the remote branch's tip."""
 
 from __future__ import annotations
 
-from gitpub.context import Context
+from gitpub.context import Context, memo
 from gitpub.core.ids import Oid
-from gitpub.deliver.commit import ArtifactsDamaged, load_manifest
 from gitpub.git.process import git_out
-from gitpub.prepare import manifest
 from gitpub.store import jobs, reads
 from gitpub.store.db import now
 from gitpub.store.jobs import Job
@@ -44,18 +44,28 @@ def once_on_remote(ctx: Context, local: Oid, tip: Oid) -> list[Oid]:
     return sorted(Oid(o) for o in mine & were)
 
 
+class _Noticed:
+    """The remote tip this process last looked at for takedowns (a Context memo)."""
+
+    tip: Oid | None = None
+
+
 def notice(ctx: Context) -> list[Job]:
-    """Mark withdrawn each PUBLISHED job whose content left the remote branch; the jobs
-    marked now. Cheap when nothing left the branch: one reflog read."""
+    """Mark withdrawn each PUBLISHED job whose article left the remote branch — by a deletion
+    commit, a rename or a force-push alike; the jobs marked now. An article a person edited
+    is still published. Cheap when the tip did not move; when it moved forward, only the
+    paths its commits deleted are looked at."""
     tip = ctx.repo.resolve(ctx.tracking_ref)
-    if tip is None or not left_remote(ctx, tip):
+    seen = memo(ctx.memos, _Noticed)
+    if tip is None or tip == seen.tip:
         return []
+    deleted = _deleted_since(ctx, seen.tip, tip)
     marked = []
     for job in reads.published_not_withdrawn(ctx.store):
-        if job.remote_commit is None or ctx.repo.is_ancestor(job.remote_commit, tip):
+        if deleted is not None and job.target_path not in deleted:
             continue
-        if _content_still_there(ctx, job, tip):
-            continue  # the history was rewritten, the article kept: still published
+        if job.target_path is not None and ctx.repo.blob_at(tip, job.target_path) is not None:
+            continue  # still there (perhaps edited by a person): still published
         marked.append(
             jobs.record(
                 ctx.store,
@@ -65,16 +75,18 @@ def notice(ctx: Context) -> list[Job]:
                 withdrawn_at=now(),
             )
         )
+    seen.tip = tip
     return marked
 
 
-def _content_still_there(ctx: Context, job: Job, tip: Oid) -> bool:
-    try:
-        entries = load_manifest(ctx, job)
-    except ArtifactsDamaged:
-        return job.target_path is not None and ctx.repo.blob_at(tip, job.target_path) is not None
-    for e in entries:
-        data = ctx.repo.blob_at(tip, e.path)
-        if data is None or manifest.sha256_bytes(data) != e.sha256:
-            return False
-    return True
+def _deleted_since(ctx: Context, before: Oid | None, tip: Oid) -> set[str] | None:
+    """The paths the commits from `before` to `tip` removed (a rename removes its old path),
+    or None when every published article must be looked at (the first look of this process,
+    or a history rewritten by a force-push)."""
+    if before is None or ctx.repo.resolve(before) is None or not ctx.repo.is_ancestor(before, tip):
+        return None
+    out = git_out(
+        ["diff", "--name-only", "--no-renames", "--diff-filter=D", "-z", before, tip],
+        ctx.repo.root,
+    )
+    return {p for p in out.split("\0") if p}
