@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.core.errors import GitCommandError, GitpubError, InputError
-from gitpub.deliver.commit import commit_message
+from gitpub.deliver.commit import commit_message, load_manifest
 from gitpub.git import objects
 from gitpub.git.process import WRITER_ENV, git_out, run_git
 from gitpub.git.repo import unmerged_paths
@@ -87,12 +87,39 @@ def _refresh_after_clean_rebase(
     from gitpub import fonts  # the font engine is heavy: loaded where fonts are configured
 
     try:
-        if not fonts.stale(ctx.config, worktree, private=True):
+        if _derived_off_manifest(ctx, job):
+            # git merged a text output cleanly (two chunk stylesheets' rules), or kept one
+            # side's: the outputs must be what the merged articles give, and the manifest
+            # must name those bytes. Rebuilt from the resulting tree: equal bytes stay as
+            # they are, and only the manifest follows.
+            why = "outputs merged by git"
+        elif fonts.stale(ctx.config, worktree, private=True):
+            why = "stale after rebase"
+        else:
             return job, None
-        return _rebuild_and_amend(ctx, job, worktree, "stale after rebase", target, []), None
+        return _rebuild_and_amend(ctx, job, worktree, why, target, []), None
     except fonts.FontError as exc:
         job = jobs.record(ctx.store, job, "fonts:stale", {"reason": exc.message})
         return job, None
+
+
+def _derived_off_manifest(ctx: Context, job: Job) -> bool:
+    """Whether the rebased job commit changes a font output to bytes its manifest does not
+    name (git's merge of a text output, or an output the manifest never held)."""
+    repo = ctx.repo
+    head = repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
+    if head is None:
+        return False
+    parent = str(repo.commit(head).parent_ids[0])
+    outputs = set(ctx.config.font_outputs)
+    sealed = {e.path: e.sha256 for e in load_manifest(ctx, job) if e.path in outputs}
+    for path in repo.changed_paths(parent, head):
+        if path not in outputs:
+            continue
+        data = repo.blob_at(head, path)
+        if data is not None and manifest.sha256_bytes(data) != sealed.get(path):
+            return True
+    return False
 
 
 def _rebuild_and_amend(
@@ -231,7 +258,10 @@ def replay(cfg: Config, worktree: Path, upstream: str, *, job: bool = False) -> 
     as in a private checkout."""
     prefix = objects.sign_args(cfg) if job else []
     env = {**_EDITOR, **objects.ident_env(cfg)} if job else _EDITOR
-    step = ["rebase", "--quiet", "--no-verify", upstream]
+    # A job's branch is its one commit: only that commit is replayed, whatever it was last
+    # stacked on (another job's commit that never landed is not this job's change).
+    own = ["--onto", upstream, "HEAD~1"] if job else [upstream]
+    step = ["rebase", "--quiet", "--no-verify", *own]
     rebuilt: set[str] = set()
     for _ in range(FONT_ROUNDS):
         proc = run_git([*prefix, *step], worktree, check=False, env=env)

@@ -383,3 +383,53 @@ def test_a_hand_written_note_is_delivered_with_just_its_chunk(tmp_path: Path) ->
     assert {p for p in after if before.get(p) != after[p]} == {chunk}
     assert new in cmap(blog.remote_file(chunk))
     assert blog.git("status", "--porcelain") == ""
+
+
+def _fresh_in_new_slices(used: set[int], cover: set[int]) -> tuple[int, int]:
+    """Two hanzi the font draws, each opening a slice the blog does not use yet, as far
+    apart in the stylesheet as can be: git then merges the two new rules without a conflict."""
+    taken = {slices.slice_of(cp) for cp in used}
+    fresh: list[int] = []
+    for name in slices.names():
+        if name in taken:
+            continue
+        cp = next(
+            (c for lo, hi in slices.members(name) for c in range(lo, hi + 1) if c in cover),
+            None,
+        )
+        if cp is not None and 0x4E00 <= cp <= 0x9FFF:
+            fresh.append(cp)
+    assert len(fresh) >= 2, "no two unused slices"
+    return fresh[0], fresh[-1]
+
+
+def test_two_writers_whose_stylesheet_rules_git_merges_cleanly_both_publish(
+    tmp_path: Path,
+) -> None:
+    """Each node's job adds one rule to blog.css, far apart: git's rebase merges them into a
+    stylesheet no artifact holds. It is accepted because it is what the merged articles give
+    (or rebuilt when it is not), never refused as a write-set violation."""
+    source, face = cjk_font()
+    first = cjk_chunked_blog(tmp_path)
+    second = first.clone("second")
+    used = _remote_article_chars(first) | ASCII
+    a, b = _fresh_in_new_slices(used, coverage(source, face))
+    job_a = first.submit("a", _note("a", a))
+    job_b = second.submit("b", _note("b", b))
+    first.ok("run", "--until-idle", env={"GITPUB_NODE": "node-a"})
+    second.ok("run", "--until-idle", env={"GITPUB_NODE": "node-b"})
+
+    assert first.job(job_a)["job"]["state"] == "PUBLISHED"
+    job = second.job(job_b)
+    assert job["job"]["state"] == "PUBLISHED", job["events"]
+    css = second.remote_file(CSS).decode()
+    declared = _declared(css)
+    assert any(_in_range(a, r) for r in declared.values()), css
+    assert any(_in_range(b, r) for r in declared.values()), css
+    # The stylesheet on the remote is the one the remote's articles give.
+    second.git("pull", "--quiet", "--ff-only", "origin", "main")
+    assert second.blogpub("fonts", "--check").returncode == 0
+    assert _commit_files(second, "main") - {CSS} <= {
+        "content/posts/b.mdx",
+        f"{CHUNKED}/{slices.slice_of(b)}.woff2",
+    }
