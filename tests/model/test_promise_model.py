@@ -1,0 +1,451 @@
+"""The standing guard of the whole promise: a random model over real git.
+
+Its rules are what people and agents do to a blog gitpub writes into: an agent submits
+(plain, for review, scheduled, a revision of an article already out), a worker passes, a
+worker dies at a named crash point, a person edits, renames or takes down a published post
+(a deletion commit, a force-push), a reviewer squashes, merges, rebases, edits or deletes a
+review branch, an operator retries. After every step the model checks what gitpub promises,
+against the real bare remote:
+
+- every job is in a named state;
+- PUBLISHED ⇒ its remote commit is on the published branch and (unless withdrawn) its
+  article is at the tip; a job's commits on the branch are one per publication;
+- every job commit on the branch changes only its own article and the font outputs;
+- an article a person took down never comes back unless a person retried its job;
+- SKIPPED only for an exact duplicate or an abandon;
+- after a worker's pass: nothing left in flight, a merged review PUBLISHED, a deleted one
+  REVIEW, a waiting one's branch holding its article;
+- `git fsck --strict` is clean on the remote.
+
+It is a seeded walk: each seed picks the next rule and its arguments from its own random
+generator, so a failure names its seed and the steps that led there, and the same seed walks
+the same way again (`GITPUB_MODEL_SEEDS=17 GITPUB_MODEL_STEPS=40`). Bounded by default
+(`.ci/run` runs it under `-m soak`); docs/testing.md has the long run. A walk that found a
+bug is kept below as a plain regression test, its seed and steps written out."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from testing.fixtures import CONFIG, Blog, article, make_blog
+from testing.fontkit import tiny_blog
+
+from gitpub.core.states import State
+
+pytestmark = pytest.mark.soak
+
+SEEDS = [int(x) for x in os.environ.get("GITPUB_MODEL_SEEDS", "1,2").split(",") if x]
+STEPS = int(os.environ.get("GITPUB_MODEL_STEPS", "16"))
+# Read at import, before the hermetic fixture clears every GITPUB_* variable.
+VERBOSE = bool(os.environ.get("GITPUB_MODEL_VERBOSE"))
+
+CRASHES = (
+    "after_draft",
+    "after_local_committed",
+    "during_batch_stacking",
+    "after_rebase_before_push",
+    "after_push_before_db",
+    "after_review_push_before_db",
+    "after_review_merged_before_db",
+    "after_published_before_cleanup",
+)
+FONT_OUTPUT = "public/fonts/blog.woff2"
+WORDS = (
+    "river",
+    "bridge",
+    "lantern",
+    "harbor",
+    "meadow",
+    "orchard",
+    "violin",
+    "comet",
+    "glacier",
+    "canyon",
+    "ember",
+    "willow",
+    "saffron",
+    "cobalt",
+    "thistle",
+    "juniper",
+    "marble",
+    "falcon",
+    "pebble",
+    "quartz",
+)
+
+
+@dataclass
+class Modelled:
+    """What the model knows of one job: what it asked for and what people did to it."""
+
+    key: str
+    target: str
+    text: str
+    review: bool
+    publications: int = 1  # commits of it the branch may hold: one per (re)publication
+    taken_down: bool = False  # a person removed its article; gitpub must not bring it back
+    branch_text: str | None = None  # a reviewer's edit on its review branch
+    merged: bool = False  # its review branch merged by a person
+    deleted: bool = False  # its review branch deleted unmerged
+
+
+@dataclass
+class World:
+    blog: Blog
+    person: Blog
+    fonts: bool
+    jobs: dict[str, Modelled] = field(default_factory=dict)
+    serial: int = 0
+    skew: float = 0.0
+
+
+def _git_ok(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+
+
+class PromiseModel:
+    """One blog, one writer node, one person with a clone; see the module's docstring."""
+
+    def __init__(self, base: Path, fonts: bool) -> None:
+        blog = tiny_blog(base) if fonts else make_blog(base, CONFIG)
+        self.world = World(blog, blog.clone("person"), fonts)
+
+    @property
+    def w(self) -> World:
+        return self.world
+
+    def env(self, crash: str | None = None) -> dict[str, str]:
+        env = {"GITPUB_CLOCK_SKEW": str(self.w.skew)} if self.w.skew else {}
+        if crash is not None:
+            env["GITPUB_CRASH_AT"] = crash
+        return env
+
+    def state(self, job_id: str) -> dict[str, object]:
+        job: dict[str, object] = self.w.blog.job(job_id)["job"]
+        return job
+
+    def jobs_in(self, *states: State) -> list[str]:
+        names = {s.value for s in states}
+        return sorted(j for j in self.w.jobs if self.state(j)["state"] in names)
+
+    # -------------------------------------------------------------------- agents
+
+    def submit(self, rng: random.Random) -> str:
+        review, revision, later = rng.random() < 0.4, rng.random() < 0.25, rng.random() < 0.15
+        words = rng.sample(WORDS, rng.randint(4, 8))
+        w = self.w
+        w.serial += 1
+        n = w.serial
+        out = [j for j in w.jobs.values() if not j.taken_down]
+        target = out[n % len(out)].target if revision and out else f"content/posts/m{n}.mdx"
+        hanzi = "天气很好" if w.fonts and n % 2 else ""
+        text = article(f"Post {n}", " ".join(words) + f" {hanzi} (number {n}).")
+        extra = ["--target", target] + (["--review"] if review else [])
+        if later:
+            extra += ["--at", "+1h"]
+        src = w.blog.root.parent / f"model-src-{n}.mdx"
+        src.write_text(text, encoding="utf-8")
+        res = w.blog.blogpub(
+            "submit", "--key", f"k{n}", "--source", str(src), "--json", *extra, env=self.env()
+        )
+        assert res.returncode == 0, res
+        job_id = str(res.json()["job_id"])
+        w.jobs[job_id] = Modelled(f"k{n}", target, text, review)
+        return f"submit {job_id[:8]} {target} review={review} at={later}"
+
+    def time_passes(self, rng: random.Random) -> str:
+        self.w.skew += 7200.0  # scheduled jobs (+1h) are due from now on
+        return "two hours pass"
+
+    def work(self, rng: random.Random) -> str:
+        res = self.w.blog.blogpub("run", "--until-idle", env=self.env())
+        assert res.returncode == 0, res
+        assert "Traceback" not in res.stderr, res.stderr
+        self.after_a_pass()
+        return "a worker's pass"
+
+    def crash(self, rng: random.Random) -> str:
+        point = rng.choice(CRASHES)
+        res = self.w.blog.blogpub("run", "--until-idle", env=self.env(point))
+        assert res.returncode in (0, 137), res
+        assert "Traceback" not in res.stderr, res.stderr
+        return f"a worker killed at {point} ({res.returncode})"
+
+    def retry(self, rng: random.Random) -> str:
+        candidates = self.jobs_in(State.REVIEW, State.CONFLICT, State.FAILED) + [
+            j for j in self.jobs_in(State.PUBLISHED) if self.state(j)["withdrawn"]
+        ]
+        if not candidates:
+            return ""  # not applicable now: the walk draws again
+        job_id = rng.choice(candidates)
+        was = self.state(job_id)
+        res = self.w.blog.blogpub("retry", job_id, env=self.env())
+        assert res.returncode == 0, res
+        m = self.w.jobs[job_id]
+        if was["state"] == "PUBLISHED":
+            m.publications += 1  # published again, by a person's wish
+        m.taken_down = m.merged = m.deleted = False
+        return f"retry {job_id[:8]} (was {was['state']})"
+
+    # -------------------------------------------------------------------- people
+
+    def _published_here(self) -> list[str]:
+        tip = self.w.blog.remote_git("rev-parse", "main")
+        return [
+            j
+            for j in self.jobs_in(State.PUBLISHED)
+            if not self.w.jobs[j].taken_down
+            and _git_ok(
+                self.w.blog.remote, "cat-file", "-e", f"{tip}:{self.w.jobs[j].target}"
+            ).returncode
+            == 0
+        ]
+
+    def _person_fresh(self) -> Blog:
+        p = self.w.person
+        p.git("fetch", "--quiet", "origin")
+        p.git("checkout", "--quiet", "-B", "main", "origin/main")
+        p.git("reset", "--quiet", "--hard", "origin/main")
+        return p
+
+    def person_changes_a_post(self, rng: random.Random) -> str:
+        how = rng.choice(["edit", "delete", "rename"])
+        candidates = self._published_here()
+        if not candidates:
+            return ""  # not applicable now: the walk draws again
+        job_id = rng.choice(candidates)
+        m = self.w.jobs[job_id]
+        p = self._person_fresh()
+        if how == "edit":
+            (p.root / m.target).write_text(m.text.replace("number", "No."), encoding="utf-8")
+            p.git("commit", "--quiet", "-am", f"typo in {m.target}")
+        elif how == "delete":
+            p.git("rm", "--quiet", m.target)
+            p.git("commit", "--quiet", "-m", f"take down {m.target}")
+            m.taken_down = True
+        else:
+            p.git("mv", m.target, m.target.replace(".mdx", "-old.mdx"))
+            p.git("commit", "--quiet", "-m", f"rename {m.target}")
+            m.taken_down = True
+        p.git("push", "--quiet", "origin", "HEAD:main")
+        return f"person {how}s {m.target} of {job_id[:8]}"
+
+    def person_force_pushes_a_takedown(self, rng: random.Random) -> str:
+        """The newest commit goes, by a force-push, when it is one job's publication."""
+        p = self._person_fresh()
+        body = p.git("log", "-1", "--format=%B")
+        owner = next((j for j in self.w.jobs if f"Blog-Job-Id: {j}" in body), None)
+        if owner is None or _git_ok(p.root, "rev-parse", "--verify", "HEAD~1").returncode:
+            return ""  # not applicable now: the walk draws again
+        p.git("reset", "--quiet", "--hard", "HEAD~1")
+        p.git("push", "--quiet", "--force", "origin", "HEAD:main")
+        self.w.jobs[owner].taken_down = True
+        return f"person force-pushes {owner[:8]} away"
+
+    def _waiting_reviews(self) -> list[str]:
+        return [
+            j
+            for j in self.jobs_in(State.IN_REVIEW)
+            if not self.w.jobs[j].merged and not self.w.jobs[j].deleted
+        ]
+
+    def reviewer_acts(self, rng: random.Random) -> str:
+        how = rng.choice(["squash", "merge", "rebase", "edit", "delete"])
+        waiting = self._waiting_reviews()
+        if not waiting:
+            return ""  # not applicable now: the walk draws again
+        job_id = rng.choice(waiting)
+        m = self.w.jobs[job_id]
+        branch = str(self.state(job_id)["review_branch"])
+        p = self._person_fresh()
+        if how == "delete":
+            p.git("push", "--quiet", "origin", f":{branch}")
+            m.deleted = True
+            return f"reviewer deletes {branch}"
+        if how == "edit":
+            p.git("checkout", "--quiet", "-B", "edit", f"origin/{branch}")
+            m.branch_text = m.text.replace("Post", "Reviewed post")
+            (p.root / m.target).write_text(m.branch_text, encoding="utf-8")
+            p.git("commit", "--quiet", "-am", "reviewer's edit")
+            p.git("push", "--quiet", "origin", f"HEAD:{branch}")
+            p.git("checkout", "--quiet", "main")
+            return f"reviewer edits {branch}"
+        if how == "squash":
+            done = _git_ok(p.root, "merge", "--squash", f"origin/{branch}")
+            ok = done.returncode == 0 and _git_ok(p.root, "commit", "--no-edit").returncode == 0
+        elif how == "merge":
+            ok = (
+                _git_ok(p.root, "merge", "--no-ff", "-m", "merge", f"origin/{branch}").returncode
+                == 0
+            )
+        else:
+            ok = _git_ok(p.root, "cherry-pick", f"origin/main..origin/{branch}").returncode == 0
+        if not ok:
+            # A person's merge that conflicts (a font output, an article edited on both
+            # sides): this person gives up and leaves the branch for later.
+            _git_ok(p.root, "merge", "--abort")
+            _git_ok(p.root, "cherry-pick", "--abort")
+            p.git("reset", "--quiet", "--hard", "origin/main")
+            return f"reviewer {how}: conflicts, left for later"
+        p.git("push", "--quiet", "origin", "HEAD:main", f":{branch}")
+        m.merged = True
+        return f"reviewer {how}-merges {branch}"
+
+    # -------------------------------------------------------------------- the promise
+
+    def every_job_is_in_a_named_state(self) -> None:
+        names = {s.value for s in State}
+        for job_id in self.w.jobs:
+            assert self.state(job_id)["state"] in names
+
+    def published_means_on_the_branch_once(self) -> None:
+        blog = self.w.blog
+        history = set(blog.remote_log())
+        tip = blog.remote_git("rev-parse", "main")
+        bodies = blog.remote_git("log", "--format=%H %B%x00", "main")
+        for job_id, m in self.w.jobs.items():
+            job = self.state(job_id)
+            commits = bodies.count(f"Blog-Job-Id: {job_id}")
+            assert commits <= m.publications, (job_id, commits, m)
+            if job["state"] != "PUBLISHED" or m.taken_down:
+                continue
+            assert job["remote_commit"] in history, (job_id, job)
+            if not job["withdrawn"]:
+                found = _git_ok(blog.remote, "cat-file", "-e", f"{tip}:{m.target}")
+                assert found.returncode == 0, (job_id, "PUBLISHED but not at the tip")
+
+    def job_commits_change_only_their_own_files(self) -> None:
+        blog = self.w.blog
+        out = blog.remote_git("log", "--first-parent", "--format=%H", "main")
+        for oid in out.split():
+            body = blog.remote_git("log", "-1", "--format=%B", oid)
+            owner = next((j for j in self.w.jobs if f"Blog-Job-Id: {j}" in body), None)
+            if owner is None or "Blog-Manifest-Sha256" not in body:
+                continue
+            changed = blog.remote_git(
+                "diff-tree", "--no-commit-id", "--name-only", "-r", "--root", oid
+            ).split()
+            allowed = {self.w.jobs[owner].target, FONT_OUTPUT}
+            assert set(changed) <= allowed, (owner, changed)
+        assert blog.remote_file("README.md") == b"a blog\n" or self.w.fonts
+
+    def a_takedown_stays_down(self) -> None:
+        tip = self.w.blog.remote_git("rev-parse", "main")
+        for job_id, m in self.w.jobs.items():
+            if not m.taken_down:
+                continue
+            back = _git_ok(self.w.blog.remote, "cat-file", "-e", f"{tip}:{m.target}")
+            revised = any(
+                o.target == m.target and not o.taken_down and o is not m
+                for o in self.w.jobs.values()
+            )
+            assert back.returncode != 0 or revised, (job_id, "a taken-down article came back")
+
+    def skipped_only_for_a_duplicate_or_an_abandon(self) -> None:
+        for job_id in self.jobs_in(State.SKIPPED):
+            events = self.w.blog.job(job_id)["events"]
+            last = next(e for e in reversed(events) if e["to_state"] == "SKIPPED")
+            said = str(last["detail"]).lower() + last["step"]
+            assert "abandon" in said or "no change" in said or "same article" in said, events
+
+    def the_remote_is_sound(self) -> None:
+        res = _git_ok(self.w.blog.remote, "fsck", "--strict", "--no-progress")
+        assert res.returncode == 0, res.stderr
+
+    def after_a_pass(self) -> None:
+        """What a worker's pass to idle leaves: nothing in flight, reviews as people left them."""
+        w = self.w
+        for job_id, m in w.jobs.items():
+            job = self.state(job_id)
+            st_ = job["state"]
+            assert st_ not in (
+                "RECEIVED",
+                "PREPARING",
+                "READY_TO_COMMIT",
+                "LOCAL_COMMITTING",
+                "LOCAL_COMMITTED",
+                "PUSHING",
+                "RECHECK_CANDIDATES",
+                "RECOVERING",
+            ), (job_id, w.blog.job(job_id)["events"])
+            if not m.review or st_ != "IN_REVIEW":
+                if m.review and m.merged:
+                    assert st_ == "PUBLISHED", (job_id, w.blog.job(job_id)["events"])
+                continue
+            assert not m.merged, (job_id, "merged by a person, still IN_REVIEW")
+            assert not m.deleted, (job_id, "deleted by a person, still IN_REVIEW")
+            branch = str(job["review_branch"])
+            held = _git_ok(w.blog.remote, "show", f"{branch}:{m.target}")
+            assert held.returncode == 0, (job_id, branch, "its review branch lost its article")
+            assert held.stdout in (
+                m.text.rstrip("\n"),
+                m.text,
+                m.branch_text,
+                (m.branch_text or "").rstrip("\n"),
+            ), (job_id, held.stdout)
+
+
+RULES: tuple[tuple[str, int], ...] = (
+    ("submit", 5),
+    ("work", 4),
+    ("crash", 2),
+    ("reviewer_acts", 3),
+    ("person_changes_a_post", 2),
+    ("person_force_pushes_a_takedown", 1),
+    ("retry", 1),
+    ("time_passes", 1),
+)
+INVARIANTS = (
+    "every_job_is_in_a_named_state",
+    "published_means_on_the_branch_once",
+    "job_commits_change_only_their_own_files",
+    "a_takedown_stays_down",
+    "skipped_only_for_a_duplicate_or_an_abandon",
+    "the_remote_is_sound",
+)
+
+
+def walk(base: Path, fonts: bool, seed: int, steps: int) -> list[str]:
+    """One seeded walk: `steps` rules, each followed by every invariant; the steps taken.
+    A broken promise fails naming the seed and every step that led to it."""
+    rng = random.Random(seed)
+    model = PromiseModel(base, fonts)
+    names = [name for name, _ in RULES]
+    weights = [weight for _, weight in RULES]
+    taken: list[str] = []
+    for _ in range(steps * 4):
+        if len(taken) == steps:
+            break
+        rule: Callable[[random.Random], str] = getattr(model, rng.choices(names, weights)[0])
+        try:
+            said = rule(rng)
+            if not said:
+                continue
+            taken.append(said)
+            for check in INVARIANTS:
+                getattr(model, check)()
+        except AssertionError as exc:
+            trail = "\n  ".join(taken)
+            raise AssertionError(f"seed {seed}, after:\n  {trail}\n{exc}") from exc
+    model.work(rng)  # the walk ends with a pass: everything settles as people left it
+    if VERBOSE:
+        print(f"model seed {seed}:\n  " + "\n  ".join(taken), flush=True)
+    return taken
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_promise_holds_on_a_plain_blog(tmp_path: Path, seed: int) -> None:
+    taken = walk(tmp_path, False, seed, STEPS)
+    assert any(t.startswith("submit") for t in taken)  # a walk that submits nothing is void
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_promise_holds_on_a_blog_with_fonts(tmp_path: Path, seed: int) -> None:
+    taken = walk(tmp_path, True, seed, STEPS)
+    assert any(t.startswith("submit") for t in taken)
