@@ -35,6 +35,7 @@ PUBLISH = "tests/deliver/test_publish.py::"
 SECRETS = "tests/scan/test_secrets.py::"
 PLACEMENT = "tests/scan/test_scan_placement.py::"
 WORKFLOWS = "tests/deliver/test_workflows.py::"
+COMPOSE = "tests/deliver/test_compose.py::"
 STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
 
 
@@ -646,6 +647,91 @@ MUTANTS = (
         "                dead = False\n",
         ("tests/store/test_shared_store.py::test_a_push_lock_whose_holder_died_is_taken_at_once",),
     ),
+    Mutant(
+        "two articles of one file name share a review branch",
+        "gitpub/deliver/review.py",
+        '    parts = [_ref_part(p) for p in PurePosixPath(job.target_path or "article").parts]\n'
+        '    return ctx.config.publish.review_prefix + "/".join([*parts, job.job_id[:8]])\n',
+        '    stem = PurePosixPath(job.target_path or "article").stem\n'
+        "    return ctx.config.publish.review_prefix + _ref_part(stem)\n",
+        (
+            COMPOSE + "test_two_articles_of_one_file_name_get_two_review_branches_and_both_publish"
+            "[sqlite]",
+        ),
+    ),
+    Mutant(
+        "a job of another target supersedes one in review",
+        "gitpub/deliver/review.py",
+        "        if older.target_path == job.target_path and older.job_id != job.job_id:\n",
+        "        if older.job_id != job.job_id:\n",
+        (
+            COMPOSE + "test_two_articles_of_one_file_name_get_two_review_branches_and_both_publish"
+            "[sqlite]",
+        ),
+    ),
+    Mutant(
+        "the review watch reads only this node's job folders",
+        "gitpub/deliver/review.py",
+        "        ctx.store.fetch_folder(job.job_id)\n",
+        "",
+        (
+            COMPOSE
+            + "test_a_fresh_worker_settles_a_squash_merged_review[postgresql-branch-deleted]",
+        ),
+    ),
+    Mutant(
+        "a merged review waits for the font outputs' bytes",
+        "gitpub/deliver/review.py",
+        "    derived = set(ctx.config.font_outputs)\n",
+        "    derived: set[str] = set()\n",
+        (
+            COMPOSE + "test_two_font_posts_in_review_both_publish_after_a_fonts_resolved_merge"
+            "[sqlite]",
+        ),
+    ),
+    Mutant(
+        "a reviewer's edit reads as a rejection",
+        "gitpub/deliver/review.py",
+        "    if branch_tip is not None and branch_tip not in known:\n",
+        "    if False:\n",
+        (COMPOSE + "test_a_reviewers_edit_then_merge_publishes_the_edit[sqlite-edit-seen]",),
+    ),
+    Mutant(
+        "a deletion commit is no takedown",
+        "gitpub/deliver/withdrawn.py",
+        "        if deleted is not None and job.target_path not in deleted:\n",
+        "        if deleted is not None or job.remote_commit is None or ctx.repo.is_ancestor(\n"
+        "            job.remote_commit, tip\n"
+        "        ):\n",
+        (COMPOSE + "test_an_ordinary_deletion_commit_is_a_takedown[sqlite]",),
+    ),
+    Mutant(
+        "a stylesheet git merged is taken as the artifact",
+        "gitpub/deliver/fontmerge.py",
+        "        if _derived_off_manifest(ctx, job):\n",
+        "        if False:\n",
+        (
+            "tests/fonts/test_fonts_chunked.py::"
+            "test_two_writers_whose_stylesheet_rules_git_merges_cleanly_both_publish",
+        ),
+    ),
+    Mutant(
+        "the Python API runs the jobs alone",
+        "gitpub/api.py",
+        "        return [j.public() for j in runner.run(self.path, until_idle=True)]\n",
+        "        from gitpub.context import open_context\n"
+        "        from gitpub.ops import worker\n\n"
+        "        with open_context(self.path) as ctx:\n"
+        "            return [j.public() for j in worker.run_until_idle(ctx)]\n",
+        (COMPOSE + "test_the_python_api_runs_the_whole_worker_pass[sqlite]",),
+    ),
+    Mutant(
+        "recovery's moves go unsaid",
+        "gitpub/ops/runner.py",
+        '                    self._told(ctx, recovered, since="")\n',
+        "",
+        (COMPOSE + "test_every_state_change_of_the_worker_is_one_line[sqlite]",),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).
@@ -703,6 +789,7 @@ def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, 
     Runs from inside the copy, so `python -m pytest` puts the copy first on sys.path."""
     # One process: the guarding tests are few, and xdist ends a run stopped by -x with exit 2.
     argv = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-rfE"]
+    argv += ["-m", ""]  # the tests named run whatever their marker (the model is a soak)
     argv += ["--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
     argv += [str(ROOT / t) for t in tests]
     try:
