@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from gitpub.context import Context, memo
 from gitpub.core.ids import Oid
+from gitpub.deliver.commit import ArtifactsDamaged, load_manifest
 from gitpub.git.process import git_out
+from gitpub.prepare import manifest
 from gitpub.store import jobs, reads
 from gitpub.store.db import now
 from gitpub.store.jobs import Job
@@ -64,8 +66,8 @@ def notice(ctx: Context) -> list[Job]:
     for job in reads.published_not_withdrawn(ctx.store):
         if deleted is not None and job.target_path not in deleted:
             continue
-        if job.target_path is not None and ctx.repo.blob_at(tip, job.target_path) is not None:
-            continue  # still there (perhaps edited by a person): still published
+        if _still_published(ctx, job, tip):
+            continue
         marked.append(
             jobs.record(
                 ctx.store,
@@ -77,6 +79,26 @@ def notice(ctx: Context) -> list[Job]:
         )
     seen.tip = tip
     return marked
+
+
+def _still_published(ctx: Context, job: Job, tip: Oid) -> bool:
+    """The article is at the tip, and either the job's commit is still in the branch's
+    history (a person may have edited the article since) or a rewritten history kept the
+    job's own bytes. A force-push that put an older version back withdrew this one."""
+    if job.target_path is None:
+        return True
+    data = ctx.repo.blob_at(tip, job.target_path)
+    if data is None:
+        return False
+    commit = job.remote_commit
+    if commit is None or (ctx.repo.resolve(commit) and ctx.repo.is_ancestor(commit, tip)):
+        return True
+    ctx.store.fetch_folder(job.job_id)  # its manifest, on any node
+    try:
+        own = {e.path: e.sha256 for e in load_manifest(ctx, job)}
+    except ArtifactsDamaged:
+        return True  # nothing to compare with: the article is there
+    return own.get(job.target_path) == manifest.sha256_bytes(data)
 
 
 def _deleted_since(ctx: Context, before: Oid | None, tip: Oid) -> set[str] | None:

@@ -90,6 +90,7 @@ class Modelled:
     review: bool
     publications: int = 1  # commits of it the branch may hold: one per (re)publication
     taken_down: bool = False  # a person removed its article; gitpub must not bring it back
+    gone: bool = False  # its publication left the branch: it must show withdrawn
     branch_text: str | None = None  # a reviewer's edit on its review branch
     merged: bool = False  # its review branch merged by a person
     deleted: bool = False  # its review branch deleted unmerged
@@ -190,7 +191,7 @@ class PromiseModel:
         m = self.w.jobs[job_id]
         if was["state"] == "PUBLISHED":
             m.publications += 1  # published again, by a person's wish
-        m.taken_down = m.merged = m.deleted = False
+        m.taken_down = m.gone = m.merged = m.deleted = False
         return f"retry {job_id[:8]} (was {was['state']})"
 
     # -------------------------------------------------------------------- people
@@ -245,6 +246,7 @@ class PromiseModel:
             return ""  # not applicable now: the walk draws again
         p.git("reset", "--quiet", "--hard", "HEAD~1")
         p.git("push", "--quiet", "--force", "origin", "HEAD:main")
+        self.w.jobs[owner].gone = True  # even where an older version of its article is back
         if _git_ok(p.root, "cat-file", "-e", f"HEAD:{self.w.jobs[owner].target}").returncode:
             self._taken_down(self.w.jobs[owner].target)
         return f"person force-pushes {owner[:8]} away"
@@ -253,7 +255,7 @@ class PromiseModel:
         """Every job that wrote `target`: its article is gone and must stay gone."""
         for m in self.w.jobs.values():
             if m.target == target:
-                m.taken_down = True
+                m.taken_down = m.gone = True
 
     def _waiting_reviews(self) -> list[str]:
         return [
@@ -319,7 +321,7 @@ class PromiseModel:
             job = self.state(job_id)
             commits = bodies.count(f"Blog-Job-Id: {job_id}")
             assert commits <= m.publications, (job_id, commits, m)
-            if job["state"] == "PUBLISHED" and not m.taken_down:
+            if job["state"] == "PUBLISHED" and not m.gone:
                 assert job["remote_commit"] in history, (job_id, job)
 
     def job_commits_change_only_their_own_files(self) -> None:
@@ -372,6 +374,7 @@ class PromiseModel:
                 there = _git_ok(w.blog.remote, "cat-file", "-e", f"{tip}:{m.target}")
                 # At the tip, or noticed as withdrawn by this very pass.
                 assert there.returncode == 0 or job["withdrawn"], (job_id, job)
+                assert job["withdrawn"] or not m.gone, (job_id, "its publication left")
             assert st_ not in (
                 "RECEIVED",
                 "PREPARING",
