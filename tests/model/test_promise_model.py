@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,6 +179,24 @@ class PromiseModel:
         assert res.returncode in (0, 137), res
         assert "Traceback" not in res.stderr, res.stderr
         return f"a worker killed at {point} ({res.returncode})"
+
+    def sigkill(self, rng: random.Random) -> str:
+        """A worker killed at a random instant of its pass (git children and all)."""
+        after = round(rng.uniform(0.05, 1.5), 2)
+        argv = [sys.executable, "-m", "gitpub", "-C", str(self.w.blog.root), "run", "--until-idle"]
+        proc = subprocess.Popen(
+            argv,
+            env={**os.environ, **self.env()},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            proc.wait(timeout=after)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        return f"a worker SIGKILLed {after} s into its pass ({proc.returncode})"
 
     def retry(self, rng: random.Random) -> str:
         candidates = self.jobs_in(State.REVIEW, State.CONFLICT, State.FAILED) + [
@@ -406,6 +426,7 @@ RULES: tuple[tuple[str, int], ...] = (
     ("submit", 5),
     ("work", 4),
     ("crash", 2),
+    ("sigkill", 1),
     ("reviewer_acts", 3),
     ("person_changes_a_post", 2),
     ("person_force_pushes_a_takedown", 1),
