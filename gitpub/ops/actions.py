@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from gitpub import intake
 from gitpub.context import Context
@@ -90,7 +90,11 @@ def _already_delivered(ctx: Context, job: Job) -> str | None:
     return confirm.find_published(ctx, job)
 
 
-def retry(ctx: Context, job_id: str) -> Job:
+Actor = Mapping[str, str]
+"""Who acted, recorded in the operator's event (the web page names the node's user there)."""
+
+
+def retry(ctx: Context, job_id: str, *, actor: Actor | None = None) -> Job:
     """Start the job again from RECEIVED against the current remote. The recorded draft is
     reused (never paid twice); every later step runs again."""
     job = _require_operable(ctx, job_id, "retry")
@@ -107,14 +111,14 @@ def retry(ctx: Context, job_id: str) -> Job:
         job,
         State.RECEIVED,
         "operator:retry",
-        {"from": job.state.value},
+        {"from": job.state.value, **(actor or {})},
         operator=True,
         **_RESET,
         also=lambda conn: outbox.settle_publish(conn, job.job_id, "retried"),
     )
 
 
-def abandon(ctx: Context, job_id: str) -> Job:
+def abandon(ctx: Context, job_id: str, *, actor: Actor | None = None) -> Job:
     job = _require_operable(ctx, job_id, "resolve --abandon")
     _forget_commit(ctx, job, "abandon")
     return jobs.transition(
@@ -122,13 +126,15 @@ def abandon(ctx: Context, job_id: str) -> Job:
         job,
         State.SKIPPED,
         "operator:abandon",
-        {"from": job.state.value},
+        {"from": job.state.value, **(actor or {})},
         operator=True,
         also=lambda conn: outbox.settle_publish(conn, job.job_id, "abandoned"),
     )
 
 
-def resume(ctx: Context, job_id: str, allow: Sequence[str] = ()) -> Job:
+def resume(
+    ctx: Context, job_id: str, allow: Sequence[str] = (), *, actor: Actor | None = None
+) -> Job:
     """`resolve --continue`: deliver the article as a person fixed it on the job branch.
 
     The person rebased the job branch in its worktree and resolved the conflict; the fixed
@@ -169,7 +175,12 @@ def resume(ctx: Context, job_id: str, allow: Sequence[str] = ()) -> Job:
         job,
         State.RECEIVED,
         "operator:continue",
-        {"from": job.state.value, "commit": str(head), **({"allow": list(allow)} if allow else {})},
+        {
+            "from": job.state.value,
+            "commit": str(head),
+            **({"allow": list(allow)} if allow else {}),
+            **(actor or {}),
+        },
         operator=True,
         **JobUpdate({**_RESET, "base_commit": str(parents[0]), "target_path": target}),
         also=lambda conn: outbox.settle_publish(conn, job.job_id, "retried"),
