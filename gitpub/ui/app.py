@@ -108,7 +108,9 @@ class Site:
             model = await self.reader.run(jobpage.job_page, job_id)
         except LookupError as exc:
             return self.render("error.html", 404, section="job", message=str(exc))
-        return self.render("job.html", section="job", done=request.query_params.get("done"), **model)
+        return self.render(
+            "job.html", section="job", done=request.query_params.get("done"), **model
+        )
 
     async def fleet(self, request: Any) -> Any:
         model = await self.reader.run(pages.fleet_page)

@@ -118,30 +118,29 @@ def row(ctx: Context, job: Job, moment: float) -> dict[str, Any]:
 
 
 def jobs_page(ctx: Context, query: Mapping[str, str]) -> dict[str, Any]:
-    """The job list: tabs with their counts, the filters, one page of rows."""
-    tab = next((t for t in TABS if t.name == query.get("tab")), TABS[0])
-    filters, errors = _filters(query, tab)
+    """The job list: tabs with their counts, the filters, one page of rows. Without a tab
+    asked for, the first one (what needs a person), or every job when nothing does."""
+    chosen = next((t for t in TABS if t.name == query.get("tab")), None)
+    filters, errors = _filters(query, chosen or TABS[0])
+    tabs = _tabs(ctx, filters._replace(states=()))
+    if chosen is None:
+        chosen = TABS[0] if tabs[0]["count"] or query.get("state") else TABS[-1]
+        filters, errors = _filters(query, chosen)
     try:
         number = max(1, int(query.get("page", "1")))
     except ValueError:
         number = 1
-    store = ctx.store
-    unfiltered_states = filters._replace(states=())
-    counts = views.by_state(store) if unfiltered_states == views.Filters() else None
-    tabs: list[dict[str, Any]] = []
-    for t in TABS:
-        if counts is not None:
-            n = sum(counts.values()) if not t.states else sum(counts.get(s, 0) for s in t.states)
-        else:
-            n = views.count(store, unfiltered_states._replace(states=t.states))
-        tabs.append({"name": t.name, "title": t.title, "count": n, "current": t is tab})
-    total = views.count(store, filters)
-    jobs = views.page(store, filters, PAGE, (number - 1) * PAGE)
+    total = views.count(ctx.store, filters)
+    jobs = views.page(ctx.store, filters, PAGE, (number - 1) * PAGE)
     moment = time.time()
     last = max(1, -(-total // PAGE))
+    kept = _kept(query)
     return {
-        "tab": tab.name,
-        "tabs": [{**t, "href": link({"tab": t["name"]}, **_kept(query))} for t in tabs],
+        "tab": chosen.name,
+        "tabs": [
+            {**t, "current": t["name"] == chosen.name, "href": link({"tab": t["name"]}, **kept)}
+            for t in tabs
+        ],
         "query": {k: query.get(k, "") for k in FILTERS},
         "states": [s.value for s in S],
         "errors": errors,
@@ -154,6 +153,20 @@ def jobs_page(ctx: Context, query: Mapping[str, str]) -> dict[str, Any]:
         "page": number,
         "pages": last,
     }
+
+
+def _tabs(ctx: Context, others: views.Filters) -> list[dict[str, Any]]:
+    """Each tab with how many jobs it holds under the other filters: without any, one
+    GROUP BY of the state index."""
+    counts = views.by_state(ctx.store) if others == views.Filters() else None
+    out: list[dict[str, Any]] = []
+    for t in TABS:
+        if counts is not None:
+            n = sum(counts.values()) if not t.states else sum(counts.get(s, 0) for s in t.states)
+        else:
+            n = views.count(ctx.store, others._replace(states=t.states))
+        out.append({"name": t.name, "title": t.title, "count": n})
+    return out
 
 
 def _kept(query: Mapping[str, str]) -> dict[str, str | None]:

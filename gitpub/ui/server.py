@@ -225,7 +225,13 @@ def start(app: Any, host: str, port: int, *, token: str | None, reader: Reader) 
         sock.close()
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="off", ws="none", http="h11"
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        ws="none",
+        http="h11",
+        server_header=False,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(
