@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from gitpub.cli import entry, options
+from gitpub.cli import entry, options, webpage
 from gitpub.core.states import State  # light: an enum and a table
 
 
@@ -362,48 +362,8 @@ def mcp(c: _Ctx, worker: bool, interval: float) -> None:
     mcpserver.main(c.path, worker=worker, interval=interval)
 
 
-class _Listen(click.ParamType):  # type: ignore[type-arg]  # generic in newer click
-    name = "ADDR"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from gitpub.core.errors import InputError
-        from gitpub.ui.server import parse_listen
-
-        if isinstance(value, tuple):
-            return value
-        try:
-            return parse_listen(str(value))
-        except InputError as exc:
-            self.fail(exc.message, param, ctx)
-
-
-@cli.command()
-@click.option("--port", default=7465, type=click.IntRange(0, 65535), show_default=True)
-@click.option(
-    "--listen",
-    default=None,
-    type=_Listen(),
-    help="Listen on HOST:PORT instead of 127.0.0.1 (every request then needs the printed token).",
-)
-@click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser.")
-@click.option("--actions", is_flag=True, help="Offer retry and resolve on the page (POST forms).")
-@pass_ctx
-def ui(
-    c: _Ctx, port: int, listen: tuple[str, int] | None, open_browser: bool, actions: bool
-) -> None:
-    """A local web page of the jobs, their history and the fleet; also serves /metrics."""
-    from gitpub.cli.commands import ui as cmd
-
-    cmd.main(c.path, port=port, listen=listen, open_browser=open_browser, actions=actions)
-
-
-@cli.command()
-@pass_ctx
-def metrics(c: _Ctx) -> None:
-    """Print the Prometheus text exposition of the store (jobs by state, durations, pushes)."""
-    from gitpub.cli.commands import metrics as cmd
-
-    cmd.main(c.path)
+cli.add_command(webpage.ui)
+cli.add_command(webpage.metrics)
 
 
 def _show_usage_error(exc: click.UsageError) -> None:
