@@ -160,6 +160,22 @@ def changed_jobs(store: Store) -> dict[str, str]:
     return {str(r[0]): str(r[1]) for r in rows}
 
 
+def changed_since(store: Store, stamp: str) -> dict[str, str]:
+    """The id and last change of every job changed at or after `stamp` (an index range)."""
+    rows = store.conn.execute(
+        "SELECT job_id, updated_at FROM blog_publication WHERE updated_at >= ?", (stamp,)
+    )
+    return {str(r[0]): str(r[1]) for r in rows}
+
+
+def every_event(store: Store) -> Iterator[Event]:
+    """Every event of the store, in order of job, then seq (the primary key's order)."""
+    rows = store.conn.execute(
+        "SELECT job_id, seq, step, to_state, at FROM blog_publication_event ORDER BY job_id, seq"
+    )
+    yield from map(Event._make, rows)
+
+
 def events_of(store: Store, job_ids: Sequence[str]) -> Iterator[Event]:
     """The events of these jobs (in order of job, then seq), read in bounded batches."""
     for start in range(0, len(job_ids), 500):
@@ -169,5 +185,4 @@ def events_of(store: Store, job_ids: Sequence[str]) -> Iterator[Event]:
             f" WHERE job_id IN ({','.join('?' * len(batch))}) ORDER BY job_id, seq",
             batch,
         )
-        for r in rows:
-            yield Event(str(r[0]), int(r[1]), str(r[2]), r[3], str(r[4]))
+        yield from map(Event._make, rows)

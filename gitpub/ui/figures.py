@@ -10,13 +10,15 @@ job table plus the events of the jobs that moved."""
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import NamedTuple
 
 from gitpub.store import views
-from gitpub.store.db import Store, parse_time
+from gitpub.store.db import Store, at, parse_time
 
 PUBLISH_BUCKETS = (
     1.0,
@@ -58,6 +60,8 @@ RECHECKS = {"recheck:keep": "keep", "recheck:skip": "skip", "recheck:undecided":
 STARTS = ("submit", "schedule:due", "operator:retry", "operator:continue")
 """Where a publication's clock starts: its submission, the time it was scheduled for, or a
 person's restart of it (a scheduled post did not take three days to publish)."""
+MARGIN_SECONDS = 60.0
+"""How far before the newest change seen a later look reads again (see Figures._changes)."""
 
 
 class Part(NamedTuple):
@@ -70,6 +74,12 @@ class Part(NamedTuple):
     withdrawals: int = 0
 
 
+def _epoch(stamp: str) -> float:
+    """Seconds since the epoch of a store stamp (`…T…Z`): the C parser, as a first scrape
+    reads every event of the store."""
+    return datetime.fromisoformat(stamp[:-1] + "+00:00").timestamp()
+
+
 def part_of(events: Sequence[views.Event]) -> Part:
     """A job's contribution, from its events in order."""
     publish: list[float] = []
@@ -77,25 +87,26 @@ def part_of(events: Sequence[views.Event]) -> Part:
     pushes: Counter[str] = Counter()
     rechecks: Counter[str] = Counter()
     withdrawals = 0
-    start: float | None = None
-    before: float | None = None
+    start = before = ""  # stamps, read as times only where a figure needs them
     for ev in events:
-        when = parse_time(ev.at)
-        if ev.step in STARTS and ev.to_state in (None, "RECEIVED"):
-            start = when
-        if ev.step in STEPS and before is not None:
-            steps.append((STEPS[ev.step], max(0.0, when - before)))
-        if ev.to_state == "PUBLISHED" and start is not None:
-            publish.append(max(0.0, when - start))
+        step = ev.step
+        if step in STARTS and ev.to_state in (None, "RECEIVED"):
+            start = ev.at
+        if step in STEPS and before:
+            steps.append((STEPS[step], max(0.0, _epoch(ev.at) - _epoch(before))))
+        if ev.to_state == "PUBLISHED" and start:
+            publish.append(max(0.0, _epoch(ev.at) - _epoch(start)))
         if ev.to_state == "CONFLICT":
             pushes["conflict"] += 1
-        elif ev.step in PUSHES:
-            pushes[PUSHES[ev.step]] += 1
-        elif ev.step == "retry:wait":
+        elif step in PUSHES:
+            pushes[PUSHES[step]] += 1
+        elif step == "retry:wait":
             pushes["error"] += 1
-        rechecks.update([RECHECKS[ev.step]] if ev.step in RECHECKS else [])
-        withdrawals += ev.step == "withdrawn"
-        before = when
+        elif step in RECHECKS:
+            rechecks[RECHECKS[step]] += 1
+        elif step == "withdrawn":
+            withdrawals += 1
+        before = ev.at
     return Part(
         tuple(publish),
         tuple(steps),
@@ -115,8 +126,7 @@ class Histogram:
         self.count = 0
 
     def add(self, value: float, sign: int = 1) -> None:
-        index = next((i for i, b in enumerate(self.bounds) if value <= b), len(self.bounds))
-        self.counts[index] += sign
+        self.counts[bisect.bisect_left(self.bounds, value)] += sign  # the first bound >= it
         self.sum += sign * value
         self.count += sign
 
@@ -148,23 +158,41 @@ class Figures:
 
     def refresh(self, store: Store) -> None:
         with self.lock:
-            now = views.changed_jobs(store)
-            gone = [j for j in self.seen if j not in now]
-            moved = [j for j, stamp in now.items() if self.seen.get(j) != stamp]
+            moved, gone = self._changes(store)
             for job_id in gone:
                 self._apply(self.parts.pop(job_id, Part()), -1)
                 del self.seen[job_id]
-            for job_id, events in _grouped(views.events_of(store, sorted(moved))):
+            first = not self.seen
+            read = views.every_event(store) if first else views.events_of(store, sorted(moved))
+            for job_id, events in _grouped(read):
+                if job_id not in moved:
+                    continue  # submitted since the look at the rows: the next look reads it
                 self._apply(self.parts.get(job_id, Part()), -1)
                 self.parts[job_id] = part_of(events)
                 self._apply(self.parts[job_id], 1)
-            self.seen.update({j: now[j] for j in moved})
+            self.seen.update(moved)
+
+    def _changes(self, store: Store) -> tuple[dict[str, str], list[str]]:
+        """(job id → stamp of the jobs changed since the last look, the jobs gone). After
+        the first look, only rows changed within a margin before the newest change seen
+        (one range of the updated_at index): a transaction that stamped its change a little
+        earlier than another but committed after it is still found."""
+        if self.seen:
+            newest = max(self.seen.values())
+            recent = views.changed_since(store, at(parse_time(newest) - MARGIN_SECONDS))
+            if views.count(store, views.Filters()) == len(self.seen.keys() | recent.keys()):
+                return {j: s for j, s in recent.items() if self.seen.get(j) != s}, []
+        now = views.changed_jobs(store)  # the first look, or jobs were removed (a rebuild)
+        moved = {j: s for j, s in now.items() if self.seen.get(j) != s}
+        return moved, [j for j in self.seen if j not in now]
 
     def _apply(self, part: Part, sign: int) -> None:
         for seconds in part.publish:
             self.publish.add(seconds, sign)
+        steps = self.steps
         for step, seconds in part.steps:
-            self.steps.setdefault(step, Histogram(STEP_BUCKETS)).add(seconds, sign)
+            hist = steps.get(step) or steps.setdefault(step, Histogram(STEP_BUCKETS))
+            hist.add(seconds, sign)
         for result, n in part.pushes:
             self.pushes[result] += sign * n
         for decision, n in part.rechecks:
