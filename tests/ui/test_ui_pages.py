@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from testing.fixtures import Blog, article
 from testing.uiworld import SECRET, World, request
 
 from gitpub.context import open_context
@@ -192,3 +193,49 @@ def test_pages_are_small_and_load_nothing_from_elsewhere(world: World, page: Han
         assert len(answer.body.encode()) < 64 * 1024, url
         assert not re.search(r'(src|href)="(https?:)?//', answer.body), url
         assert "default-src 'none'" in answer.headers["content-security-policy"]
+
+
+def test_the_templates_sanitize_whatever_they_print() -> None:
+    """The second line of defence: a text that reached a page unsanitized by any road (the
+    store's texts were sanitized when written) is still redacted when printed."""
+    from gitpub.ui.app import _environment
+
+    shown = _environment().from_string("<p>{{ value }}</p>").render(value=f"token {SECRET}")
+    assert SECRET not in shown and "[REDACTED:" in shown
+
+
+@pytest.mark.both_stores
+def test_the_page_reads_either_store(blog: Blog) -> None:
+    import os
+
+    published = blog.submit("one", article("One", "Published on either store."))
+    blog.ok("run", "--until-idle")
+    waiting = blog.submit("two", article("Two", "Waiting for a worker."))
+    handle = serve_page(blog.root)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with open_context(blog.root) as ctx, ctx.locks.hold("delivery"):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    try:
+        listed = request(handle.url + "?tab=all").body
+        job = request(handle.url + f"job/{published}").body
+        scraped = request(handle.url + "metrics").body
+        holder.start()
+        held.wait(30)
+        fleet = request(handle.url + "fleet").body
+    finally:
+        release.set()
+        if holder.is_alive():
+            holder.join()
+        handle.close()
+    assert set(_ids(listed)) == {published, waiting}
+    assert 'data-step="published"' in job and "content/posts/One.mdx" in job
+    assert 'gitpub_jobs{state="PUBLISHED"} 1.0' in scraped
+    lock = _text(re.search(r'<dd id="lock">(.*?)</dd>', fleet, re.S)[1])  # type: ignore[index]
+    assert f"pid {os.getpid()}" in lock
+    if os.environ.get("GITPUB_STORE"):  # the fleet's lock too, by host and pid
+        assert f":{os.getpid()} (until" in lock
