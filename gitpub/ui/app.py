@@ -74,12 +74,11 @@ def act(ctx: Context, job_id: str, verb: str) -> str:
 
 
 class Site:
-    """One running web page: its templates, its tokens, whether it may act."""
+    """One running web page: its templates, its CSRF token, whether it may act."""
 
-    def __init__(self, reader: Reader, *, actions: bool, token: str | None) -> None:
+    def __init__(self, reader: Reader, *, actions: bool) -> None:
         self.reader = reader
         self.actions = actions
-        self.token = token
         self.csrf = secrets.token_urlsafe(32)
         self.env = _environment()
         self.figures = Figures()
@@ -167,7 +166,7 @@ def application(reader: Reader, *, actions: bool, token: str | None) -> Any:
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    site = Site(reader, actions=actions, token=token)
+    site = Site(reader, actions=actions)
 
     def get(path: str, endpoint: Callable[[Any], Awaitable[Any]]) -> Route:
         return Route(path, guarded(endpoint), methods=["GET", "HEAD"])

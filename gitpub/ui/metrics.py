@@ -24,14 +24,16 @@ if TYPE_CHECKING:
 
 def families(ctx: Context, figures: Figures, *, worker: bool) -> Iterator[Any]:
     """Every metric family, read from the store now."""
-    from prometheus_client.core import (
-        CounterMetricFamily,
-        GaugeMetricFamily,
-        HistogramMetricFamily,
-    )
+    figures.refresh(ctx.store)
+    yield from _gauges(ctx, worker=worker)
+    yield from _history(figures)
+
+
+def _gauges(ctx: Context, *, worker: bool) -> Iterator[Any]:
+    """What the store's rows say now."""
+    from prometheus_client.core import GaugeMetricFamily
 
     store = ctx.store
-    figures.refresh(store)
     stamp = now()
     counts = views.by_state(store)
     jobs = GaugeMetricFamily("gitpub_jobs", "Jobs in each state.", labels=["state"])
@@ -68,6 +70,12 @@ def families(ctx: Context, figures: Figures, *, worker: bool) -> Iterator[Any]:
         "1 when this exposition comes from a running worker (`run --metrics`), else 0.",
         value=1 if worker else 0,
     )
+
+
+def _history(figures: Figures) -> Iterator[Any]:
+    """What the events add up to."""
+    from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+
     with figures.lock:
         publish = HistogramMetricFamily(
             "gitpub_publish_duration_seconds",

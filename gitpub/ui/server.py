@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
 from gitpub.context import Context, open_context
 from gitpub.core.errors import InputError
@@ -98,15 +99,14 @@ class Guard:
         request = Request(scope)
         refused: Any = None
         if self.token is None:
-            host = (request.headers.get("host") or "").rsplit(":", 1)[0]
-            if not is_loopback(host):
+            if not is_loopback(_hostname(request.headers.get("host") or "")):
                 refused = PlainTextResponse("unknown host: this page answers 127.0.0.1", 421)
         else:
             given = request.query_params.get("token")
             if given is not None and _same(given, self.token):
                 # The token leaves the address bar (and any history or log of it) at once.
-                query = "&".join(
-                    f"{k}={v}" for k, v in request.query_params.multi_items() if k != "token"
+                query = urlencode(
+                    [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
                 )
                 refused = RedirectResponse(request.url.path + (f"?{query}" if query else ""), 303)
                 refused.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
@@ -126,6 +126,13 @@ class Guard:
         return (cookie is not None and _same(cookie, self.token)) or (
             bearer.startswith("Bearer ") and _same(bearer[7:], self.token)
         )
+
+
+def _hostname(header: str) -> str:
+    """The host of a Host header: `[::1]:7465` → `::1`, `localhost:7465` → `localhost`."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
 
 
 def _same(a: str, b: str) -> bool:
