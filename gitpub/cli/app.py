@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from gitpub.cli import entry, options
+from gitpub.cli import entry, options, webpage
 from gitpub.core.states import State  # light: an enum and a table
 
 
@@ -361,6 +361,10 @@ def mcp(c: _Ctx, worker: bool, interval: float) -> None:
     from gitpub import mcpserver
 
     mcpserver.main(c.path, worker=worker, interval=interval)
+
+
+cli.add_command(webpage.ui)
+cli.add_command(webpage.metrics)
 
 
 def _show_usage_error(exc: click.UsageError) -> None:

@@ -6,7 +6,7 @@ import contextlib
 import json
 import shutil
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from gitpub import intake
 from gitpub.context import Context
@@ -93,7 +93,11 @@ def _already_delivered(ctx: Context, job: Job) -> str | None:
     return confirm.find_published(ctx, job)
 
 
-def retry(ctx: Context, job_id: str) -> Job:
+Actor = Mapping[str, str]
+"""Who acted, recorded in the operator's event (the web page names the node's user there)."""
+
+
+def retry(ctx: Context, job_id: str, *, actor: Actor | None = None) -> Job:
     """Start the job again from RECEIVED against the current remote. The recorded draft is
     reused (never paid twice); every later step runs again."""
     job = _require_operable(ctx, job_id, "retry")
@@ -120,7 +124,7 @@ def retry(ctx: Context, job_id: str) -> Job:
             job,
             State.RECEIVED,
             "operator:retry",
-            {"from": job.state.value},
+            {"from": job.state.value, **(actor or {})},
             operator=True,
             **_RESET,
             also=also,
@@ -156,7 +160,7 @@ def _restore_draft(ctx: Context, job_id: str) -> None:
         before.replace(path)
 
 
-def abandon(ctx: Context, job_id: str) -> Job:
+def abandon(ctx: Context, job_id: str, *, actor: Actor | None = None) -> Job:
     job = _require_operable(ctx, job_id, "resolve --abandon")
     _forget_commit(ctx, job, "abandon")
     return jobs.transition(
@@ -164,13 +168,15 @@ def abandon(ctx: Context, job_id: str) -> Job:
         job,
         State.SKIPPED,
         "operator:abandon",
-        {"from": job.state.value},
+        {"from": job.state.value, **(actor or {})},
         operator=True,
         also=lambda conn: outbox.settle_publish(conn, job.job_id, "abandoned"),
     )
 
 
-def resume(ctx: Context, job_id: str, allow: Sequence[str] = ()) -> Job:
+def resume(
+    ctx: Context, job_id: str, allow: Sequence[str] = (), *, actor: Actor | None = None
+) -> Job:
     """`resolve --continue`: deliver the article as a person fixed it on the job branch.
 
     The person rebased the job branch in its worktree and resolved the conflict; the fixed
@@ -211,7 +217,12 @@ def resume(ctx: Context, job_id: str, allow: Sequence[str] = ()) -> Job:
         job,
         State.RECEIVED,
         "operator:continue",
-        {"from": job.state.value, "commit": str(head), **({"allow": list(allow)} if allow else {})},
+        {
+            "from": job.state.value,
+            "commit": str(head),
+            **({"allow": list(allow)} if allow else {}),
+            **(actor or {}),
+        },
         operator=True,
         **JobUpdate({**_RESET, "base_commit": str(parents[0]), "target_path": target}),
         also=lambda conn: outbox.settle_publish(conn, job.job_id, "retried"),

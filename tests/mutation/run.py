@@ -725,6 +725,30 @@ MUTANTS = (
         "",
         (COMPOSE + "test_every_state_change_of_the_worker_is_one_line[sqlite]",),
     ),
+    Mutant(
+        "the web page acts on a POST without its CSRF token",
+        "gitpub/ui/app.py",
+        "        if not secrets.compare_digest(given.encode(), self.csrf.encode()) or "
+        "_cross_site(request):\n",
+        "        if False:\n",
+        ("tests/ui/test_ui_security.py::test_a_post_without_the_csrf_token_changes_nothing",),
+    ),
+    Mutant(
+        "the web page listens beyond this machine without a token",
+        "gitpub/ui/server.py",
+        "    if token is None and not is_loopback(host):\n",
+        "    if False:\n",
+        (
+            "tests/ui/test_ui_security.py::test_listening_beyond_loopback_without_a_token_is_refused",
+        ),
+    ),
+    Mutant(
+        "the web page prints a text unsanitized",
+        "gitpub/ui/app.py",
+        "    return sanitize(value) if isinstance(value, str) else value\n",
+        "    return value\n",
+        ("tests/ui/test_ui_pages.py::test_the_templates_sanitize_whatever_they_print",),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).

@@ -151,3 +151,17 @@ def test_fleet_benchmark_publishes_every_job_once_on_both_stores(
     assert all(row[-1] == "3" for row in rows.values())
     assert rows["SQLite, 1 worker"][3] == "1"  # one worker, three ready jobs: one push
     assert 1 <= int(rows["PostgreSQL, 2 workers"][3]) <= 3
+
+
+def test_ui_benchmark_times_every_request(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_ui.py", "--finished", "20")
+    rows = [line.split("  ")[0] for line in out.splitlines() if " ms" in line]
+    assert rows == [
+        "metrics, 1st",
+        "list",
+        "list, page 100",
+        "list, text",
+        "job",
+        "fleet",
+        "metrics, again",
+    ]

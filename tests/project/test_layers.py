@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("deliver",),
     ("sync",),
     ("ops",),
-    ("api", "mcpserver"),
+    ("api", "mcpserver", "ui"),
     ("__init__",),  # the package: its names come lazily from api
     ("cli",),
     ("__main__",),
