@@ -141,12 +141,21 @@ def topic_reopen(c: _Ctx, session: str) -> None:
 @click.option("--until-idle", is_flag=True, help="Exit 0 once nothing is due.")
 @click.option("--interval", default=30.0, type=click.FloatRange(min=0.01), show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="Print no line per state change.")
+@click.option(
+    "--metrics",
+    "metrics",
+    type=webpage.Listen(),
+    default=None,
+    help="Serve /metrics on HOST:PORT (loopback) while the worker runs.",
+)
 @pass_ctx
-def run(c: _Ctx, until_idle: bool, interval: float, quiet: bool) -> None:
+def run(
+    c: _Ctx, until_idle: bool, interval: float, quiet: bool, metrics: tuple[str, int] | None
+) -> None:
     """Worker: prepare, commit and deliver due jobs; one line per state change."""
     from gitpub.cli.commands import run as cmd
 
-    cmd.main(c.path, until_idle=until_idle, interval=interval, quiet=quiet)
+    cmd.main(c.path, until_idle=until_idle, interval=interval, quiet=quiet, metrics=metrics)
 
 
 @cli.command()

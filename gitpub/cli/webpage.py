@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 
-class _Listen(click.ParamType):  # type: ignore[type-arg]  # generic in newer click
+class Listen(click.ParamType):  # type: ignore[type-arg]  # generic in newer click
     name = "ADDR"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
@@ -28,7 +28,7 @@ class _Listen(click.ParamType):  # type: ignore[type-arg]  # generic in newer cl
 @click.option(
     "--listen",
     default=None,
-    type=_Listen(),
+    type=Listen(),
     help="Listen on HOST:PORT instead of 127.0.0.1 (every request then needs the printed token).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser.")

@@ -93,13 +93,40 @@ def test_rooms_import_only_downward() -> None:
     assert upward == []
 
 
-def test_no_module_over_400_lines() -> None:
-    long = {
-        str(p.relative_to(PACKAGE.parent)): n
-        for p in PACKAGE.rglob("*.py")
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
+FUNCTION_LINES = 60
+"""The unit a reader holds is the function: one longer than this is asking to be split into
+its phases. A module may grow as long as it answers one question."""
+
+STILL_LONG: frozenset[str] = frozenset(
+    {
+        "gitpub/ops/doctor/state.py:database",
+        "gitpub/prepare/protocol.py:_run_spooled",
+        "gitpub/prepare/__init__.py:_run",
+        "gitpub/intake/__init__.py:create",
+        "gitpub/deliver/relay.py:_moves",
+        "gitpub/sync/edits.py:_deliver_locked",
     }
-    assert long == {}
+)
+"""Functions known to be over the mark, each waiting for its split; a function that got
+shorter leaves this list (the test says so), and none joins it."""
+
+
+def _long_functions() -> dict[str, int]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > FUNCTION_LINES:
+                    found[f"{path.relative_to(PACKAGE.parent)}:{node.name}"] = length
+    return found
+
+
+def test_no_function_over_sixty_lines() -> None:
+    long = _long_functions()
+    assert {k: v for k, v in long.items() if k not in STILL_LONG} == {}
+    assert STILL_LONG <= set(long), f"split already, drop from STILL_LONG: {STILL_LONG - set(long)}"
 
 
 def test_at_most_twelve_modules_at_the_package_root() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from gitpub.cli.commands.output import say, warn
@@ -21,15 +22,30 @@ def _summary(touched: list[Job]) -> None:
         say(f"{job.job_id} {job.state.value}{extra}")
 
 
-def main(path: Path, *, until_idle: bool, interval: float, quiet: bool = False) -> None:
-    """The worker: every state change it makes is one line on stdout unless `quiet`."""
-    runner.run(
-        path,
-        until_idle=until_idle,
-        interval=interval,
-        tell=(lambda line: None) if quiet else say,
-        warn=warn,
-    )
+def main(
+    path: Path,
+    *,
+    until_idle: bool,
+    interval: float,
+    quiet: bool = False,
+    metrics: tuple[str, int] | None = None,
+) -> None:
+    """The worker: every state change it makes is one line on stdout unless `quiet`; with
+    `metrics`, `/metrics` is served on that address while it runs."""
+    with contextlib.ExitStack() as stack:
+        if metrics is not None:
+            from gitpub.ui import metrics as exposition
+
+            with open_context(path) as ctx:
+                handle = exposition.serve(ctx, f"{metrics[0]}:{metrics[1]}")
+            stack.callback(handle.close)
+        runner.run(
+            path,
+            until_idle=until_idle,
+            interval=interval,
+            tell=(lambda line: None) if quiet else say,
+            warn=warn,
+        )
 
 
 def _waits_for_a_person(job: Job) -> str | None:
