@@ -125,7 +125,7 @@ def _settle_all(
 
 
 def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
-    retry = ctx.config.retry
+    """What a delivery result does to its job: one outcome, or a wait before the next try."""
     if result.kind == "in_review":
         # On its review branch (a probe's push too): now it waits for a person's merge.
         return review.in_review_moves(ctx, job, result)
@@ -151,29 +151,26 @@ def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
                 None,
                 "probe",
                 {"result": result.kind, "reason": result.reason},
-                {"next_retry_at": at(clock.time() + retry.probe_interval)},
+                {"next_retry_at": at(clock.time() + ctx.config.retry.probe_interval)},
             )
         ]
-    if result.kind == "review":
+    if result.kind in ("review", "conflict"):
+        to = State.REVIEW if result.kind == "review" else State.CONFLICT
         return [
             Move(
                 job,
-                State.REVIEW,
-                "review",
+                to,
+                result.kind,
                 {"reason": result.reason, "paths": result.detail.get("paths", [])},
-                {"failure_code": result.detail.get("failure_code", "review")},
+                {"failure_code": result.detail.get("failure_code", result.kind)},
             )
         ]
-    if result.kind == "conflict":
-        return [
-            Move(
-                job,
-                State.CONFLICT,
-                "conflict",
-                {"reason": result.reason, "paths": result.detail.get("paths", [])},
-                {"failure_code": result.detail.get("failure_code", "conflict")},
-            )
-        ]
+    return _wait_moves(ctx, job, result)
+
+
+def _wait_moves(ctx: Context, job: Job, result: Result) -> list[Move]:
+    """RETRY_WAIT with backoff; once the budget is spent, FAILED with the hourly probe."""
+    retry = ctx.config.retry
     attempt = job.attempt + 1
     exhausted = attempt >= job.max_attempts
     delay = (

@@ -156,6 +156,29 @@ def deliver(ctx: Context) -> Report:
 
 def _deliver_locked(ctx: Context, report: Report) -> tuple[Oid, Oid] | None:
     """Returns (local tip, its pushed copy) when a push went through."""
+    tips = _commit_and_fetch(ctx, report)
+    if tips is None:
+        return None
+    local, tip = tips
+    waiting = _sort_events(ctx, report, local, tip)
+    _settle_merged_conflicts(ctx, tip, local)
+    if not waiting:
+        return None
+    assert local is not None  # an event waits only on commits of the local branch
+    taken = withdrawn.once_on_remote(ctx, local, tip)
+    if taken:
+        # A person's commits on top of a takedown would push the taken-down commits again:
+        # a person decides (rebase them off it, or reset the branch to the remote's).
+        for event in waiting:
+            outbox.settle_external(ctx.store, event.event_id, outbox.CONFLICT)
+        report.conflicts.extend(f"{o[:12]} (taken off the remote branch)" for o in taken)
+        return None
+    return _push_waiting(ctx, report, local, waiting)
+
+
+def _commit_and_fetch(ctx: Context, report: Report) -> tuple[Oid | None, Oid] | None:
+    """The live checkout's changes committed, the remote fetched: (local tip, remote tip),
+    or None when either could not be done (the events wait, with the reason)."""
     repo, pub = ctx.repo, ctx.config.publish
     try:
         with ctx.locks.hold("checkout"):
@@ -172,6 +195,12 @@ def _deliver_locked(ctx: Context, report: Report) -> tuple[Oid, Oid] | None:
     if tip is None:
         _defer(ctx, outbox.due_external(ctx.store), report, f"no remote branch {pub.branch!r}")
         return None
+    return local, tip
+
+
+def _sort_events(ctx: Context, report: Report, local: Oid | None, tip: Oid) -> list[ExternalEvent]:
+    """Settle the events the remote already answers (delivered, superseded); the ones that
+    need a push, in order. The rest wait for their next attempt."""
     watching = gx.observable(ctx)
     waiting: list[ExternalEvent] = []
     later: list[ExternalEvent] = []
@@ -188,18 +217,14 @@ def _deliver_locked(ctx: Context, report: Report) -> tuple[Oid, Oid] | None:
         else:
             later.append(event)
     _defer(ctx, [e for e in later if e.next_attempt_at <= now()], report, "")
-    _settle_merged_conflicts(ctx, tip, local)
-    if not waiting:
-        return None
-    assert local is not None  # an event waits only on commits of the local branch
-    taken = withdrawn.once_on_remote(ctx, local, tip)
-    if taken:
-        # A person's commits on top of a takedown would push the taken-down commits again:
-        # a person decides (rebase them off it, or reset the branch to the remote's).
-        for event in waiting:
-            outbox.settle_external(ctx.store, event.event_id, outbox.CONFLICT)
-        report.conflicts.extend(f"{o[:12]} (taken off the remote branch)" for o in taken)
-        return None
+    return waiting
+
+
+def _push_waiting(
+    ctx: Context, report: Report, local: Oid, waiting: list[ExternalEvent]
+) -> tuple[Oid, Oid] | None:
+    """Push the local branch (rebased onto the remote) and confirm each waiting event."""
+    repo, pub = ctx.repo, ctx.config.publish
     try:
         pushed = gx.push_branch(ctx, local)
     except GitpubError as exc:  # a failed git command, a font that cannot be built

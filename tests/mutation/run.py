@@ -240,7 +240,7 @@ MUTANTS = (
     ),
     Mutant(
         "a running worker keeps a deleted job database open",
-        "gitpub/cli/commands/run.py",
+        "gitpub/ops/runner.py",
         "    if not ctx.store.replaced():\n",
         "    if True:\n",
         (
@@ -350,9 +350,9 @@ MUTANTS = (
     ),
     Mutant(
         "the worker waits holding the delivery lock",
-        "gitpub/cli/commands/run.py",
-        "            time.sleep(interval)",
-        '            with ctx.locks.hold("delivery"):\n                time.sleep(interval)',
+        "gitpub/ops/runner.py",
+        "                time.sleep(interval)\n",
+        '                with ctx.locks.hold("delivery"):\n                    time.sleep(interval)\n',
         (RECOVERY + "test_retry_waits_hold_no_lock",),
     ),
     Mutant(
@@ -524,15 +524,16 @@ MUTANTS = (
     Mutant(
         "a squash merge is not recognised (confirmed by trailers only)",
         "gitpub/deliver/review.py",
-        "    return _first_holding(ctx, line, entries)\n",
-        "    from gitpub.deliver import confirm\n\n    return confirm.find_published(ctx, job)\n",
+        "        merged = _first_holding(ctx, line, version.files)\n",
+        "        from gitpub.deliver import confirm\n\n"
+        "        merged = confirm.find_published(ctx, job)\n",
         (WORKFLOWS + "test_review_mode_publishes_what_a_person_merges_and_nothing_else",),
     ),
     Mutant(
         "a review branch deleted unmerged waits forever",
         "gitpub/deliver/review.py",
-        "        elif job.review_branch not in there:\n",
-        "        elif False:\n",
+        "    if not gone:\n        return None\n",
+        "    return None\n",
         (WORKFLOWS + "test_review_mode_publishes_what_a_person_merges_and_nothing_else",),
     ),
     Mutant(

@@ -103,8 +103,6 @@ STILL_LONG: frozenset[str] = frozenset(
         "gitpub/prepare/protocol.py:_run_spooled",
         "gitpub/prepare/__init__.py:_run",
         "gitpub/intake/__init__.py:create",
-        "gitpub/deliver/relay.py:_moves",
-        "gitpub/sync/edits.py:_deliver_locked",
     }
 )
 """Functions known to be over the mark, each waiting for its split; a function that got
