@@ -73,6 +73,10 @@ def load(fc: FontsConfig, root: Path, blob: str | None = None) -> SourceFont:
     font = _loaded.pop(key, None)
     if font is None:
         font = _open(fc, path, key)
+    elif font.path != path:
+        # The same blob in another job's checkout: the first one's may be gone by now, and
+        # the engine objects read the file lazily.
+        font.path, font.cache = path, {}
     _loaded[key] = font  # newest last
     while len(_loaded) > _KEEP:
         del _loaded[next(iter(_loaded))]

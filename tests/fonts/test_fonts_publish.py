@@ -270,3 +270,23 @@ def test_progress_bar_on_a_terminal_and_quiet_otherwise(tmp_path: Path) -> None:
         os.close(primary)
     assert proc.returncode == 0
     assert "writing blog.woff2" in shown and "[" in shown
+
+
+def test_a_second_job_in_one_process_never_reads_the_first_jobs_removed_checkout(
+    tmp_path: Path,
+) -> None:
+    """Found by the promise model: the source font, known by its blob id, was remembered with
+    the path of the first job's private checkout, which is removed once that job is
+    published; the next job of the same process then failed inside the subsetter."""
+    from gitpub import Publisher
+
+    blog = tiny_blog(tmp_path)
+    publisher = Publisher(blog.root)
+    # The first brings no new character: the subsetter is never opened for it.
+    first = blog.submit("one", article("你好", "这是第一篇。"))
+    publisher.run_until_idle()
+    assert blog.job(first)["job"]["state"] == "PUBLISHED"
+    second = blog.submit("two", article("第二", "我们学习科技。"))
+    publisher.run_until_idle()
+    shown = blog.job(second)
+    assert shown["job"]["state"] == "PUBLISHED", shown["events"]

@@ -115,9 +115,14 @@ def _git_ok(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 class PromiseModel:
     """One blog, one writer node, one person with a clone; see the module's docstring."""
 
-    def __init__(self, base: Path, fonts: bool) -> None:
+    def __init__(self, base: Path, fonts: bool, nodes: int = 1) -> None:
         blog = tiny_blog(base) if fonts else make_blog(base, CONFIG)
         self.world = World(blog, blog.clone("person"), fonts)
+        # On a shared store, more nodes: each its own clone, all of them the fleet's.
+        self.nodes = [blog] + [blog.clone(f"node{i}") for i in range(1, nodes)]
+
+    def node(self, rng: random.Random) -> Blog:
+        return rng.choice(self.nodes)
 
     @property
     def w(self) -> World:
@@ -154,7 +159,7 @@ class PromiseModel:
             extra += ["--at", "+1h"]
         src = w.blog.root.parent / f"model-src-{n}.mdx"
         src.write_text(text, encoding="utf-8")
-        res = w.blog.blogpub(
+        res = self.node(rng).blogpub(
             "submit", "--key", f"k{n}", "--source", str(src), "--json", *extra, env=self.env()
         )
         assert res.returncode == 0, res
@@ -167,7 +172,7 @@ class PromiseModel:
         return "two hours pass"
 
     def work(self, rng: random.Random) -> str:
-        res = self.w.blog.blogpub("run", "--until-idle", env=self.env())
+        res = self.node(rng).blogpub("run", "--until-idle", env=self.env())
         assert res.returncode == 0, res
         assert "Traceback" not in res.stderr, res.stderr
         self.after_a_pass()
@@ -175,7 +180,7 @@ class PromiseModel:
 
     def crash(self, rng: random.Random) -> str:
         point = rng.choice(CRASHES)
-        res = self.w.blog.blogpub("run", "--until-idle", env=self.env(point))
+        res = self.node(rng).blogpub("run", "--until-idle", env=self.env(point))
         assert res.returncode in (0, 137), res
         assert "Traceback" not in res.stderr, res.stderr
         return f"a worker killed at {point} ({res.returncode})"
@@ -183,7 +188,8 @@ class PromiseModel:
     def sigkill(self, rng: random.Random) -> str:
         """A worker killed at a random instant of its pass (git children and all)."""
         after = round(rng.uniform(0.05, 1.5), 2)
-        argv = [sys.executable, "-m", "gitpub", "-C", str(self.w.blog.root), "run", "--until-idle"]
+        root = self.node(rng).root
+        argv = [sys.executable, "-m", "gitpub", "-C", str(root), "run", "--until-idle"]
         proc = subprocess.Popen(
             argv,
             env={**os.environ, **self.env()},
@@ -267,6 +273,8 @@ class PromiseModel:
         p.git("reset", "--quiet", "--hard", "HEAD~1")
         p.git("push", "--quiet", "--force", "origin", "HEAD:main")
         self.w.jobs[owner].gone = True  # even where an older version of its article is back
+        if self.w.jobs[owner].merged:
+            self.w.jobs[owner].merged, self.w.jobs[owner].deleted = False, True
         if _git_ok(p.root, "cat-file", "-e", f"HEAD:{self.w.jobs[owner].target}").returncode:
             self._taken_down(self.w.jobs[owner].target)
         return f"person force-pushes {owner[:8]} away"
@@ -276,6 +284,10 @@ class PromiseModel:
         for m in self.w.jobs.values():
             if m.target == target:
                 m.taken_down = m.gone = True
+                if m.merged and m.review:
+                    # Merged and taken off again before any worker looked: for gitpub the
+                    # merge never happened, so the deleted branch reads as a rejection.
+                    m.merged, m.deleted = False, True
 
     def _waiting_reviews(self) -> list[str]:
         return [
@@ -324,6 +336,9 @@ class PromiseModel:
             return f"reviewer {how}: conflicts, left for later"
         p.git("push", "--quiet", "origin", "HEAD:main", f":{branch}")
         m.merged = True
+        for other in self.w.jobs.values():
+            if other.target == m.target:
+                other.taken_down = False  # a person put the article back: theirs to do
         return f"reviewer {how}-merges {branch}"
 
     # -------------------------------------------------------------------- the promise
@@ -443,11 +458,11 @@ INVARIANTS = (
 )
 
 
-def walk(base: Path, fonts: bool, seed: int, steps: int) -> list[str]:
+def walk(base: Path, fonts: bool, seed: int, steps: int, nodes: int = 1) -> list[str]:
     """One seeded walk: `steps` rules, each followed by every invariant; the steps taken.
     A broken promise fails naming the seed and every step that led to it."""
     rng = random.Random(seed)
-    model = PromiseModel(base, fonts)
+    model = PromiseModel(base, fonts, nodes)
     names = [name for name, _ in RULES]
     weights = [weight for _, weight in RULES]
     taken: list[str] = []
@@ -465,7 +480,10 @@ def walk(base: Path, fonts: bool, seed: int, steps: int) -> list[str]:
         except AssertionError as exc:
             trail = "\n  ".join(taken)
             raise AssertionError(f"seed {seed}, after:\n  {trail}\n{exc}") from exc
-    model.work(rng)  # the walk ends with a pass: everything settles as people left it
+    for node in model.nodes:  # the walk ends with a pass on every node: all settles
+        res = node.blogpub("run", "--until-idle", env=model.env())
+        assert res.returncode == 0, res
+    model.after_a_pass()
     if VERBOSE:
         print(f"model seed {seed}:\n  " + "\n  ".join(taken), flush=True)
     return taken
@@ -480,4 +498,15 @@ def test_the_promise_holds_on_a_plain_blog(tmp_path: Path, seed: int) -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_promise_holds_on_a_blog_with_fonts(tmp_path: Path, seed: int) -> None:
     taken = walk(tmp_path, True, seed, STEPS)
+    assert any(t.startswith("submit") for t in taken)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_promise_holds_for_two_nodes_of_a_shared_store(
+    tmp_path: Path, seed: int, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two worker clones and one shared PostgreSQL store: any node submits, any node works,
+    any node dies."""
+    monkeypatch.setenv("GITPUB_STORE", pg_url)
+    taken = walk(tmp_path, False, seed, STEPS, nodes=2)
     assert any(t.startswith("submit") for t in taken)

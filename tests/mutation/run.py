@@ -750,6 +750,16 @@ MUTANTS = (
         "    return value\n",
         ("tests/ui/test_ui_pages.py::test_the_templates_sanitize_whatever_they_print",),
     ),
+    Mutant(
+        "a remembered source font keeps a removed checkout's path",
+        "gitpub/fonts/source.py",
+        "        font.path, font.cache = path, {}\n",
+        "        pass\n",
+        (
+            "tests/fonts/test_fonts_publish.py::"
+            "test_a_second_job_in_one_process_never_reads_the_first_jobs_removed_checkout",
+        ),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).
