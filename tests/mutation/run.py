@@ -352,7 +352,8 @@ MUTANTS = (
         "the worker waits holding the delivery lock",
         "gitpub/ops/runner.py",
         "                time.sleep(interval)\n",
-        '                with ctx.locks.hold("delivery"):\n                    time.sleep(interval)\n',
+        '                with ctx.locks.hold("delivery"):\n'
+        "                    time.sleep(interval)\n",
         (RECOVERY + "test_retry_waits_hold_no_lock",),
     ),
     Mutant(
