@@ -483,7 +483,15 @@ def walk(base: Path, fonts: bool, seed: int, steps: int, nodes: int = 1) -> list
     for node in model.nodes:  # the walk ends with a pass on every node: all settles
         res = node.blogpub("run", "--until-idle", env=model.env())
         assert res.returncode == 0, res
-    model.after_a_pass()
+    try:
+        model.after_a_pass()
+        for check in INVARIANTS:
+            getattr(model, check)()
+    except AssertionError as exc:
+        trail = "\n  ".join(taken)
+        raise AssertionError(
+            f"seed {seed}, after:\n  {trail}\n  a pass on every node\n{exc}"
+        ) from exc
     if VERBOSE:
         print(f"model seed {seed}:\n  " + "\n  ".join(taken), flush=True)
     return taken

@@ -36,6 +36,8 @@ SECRETS = "tests/scan/test_secrets.py::"
 PLACEMENT = "tests/scan/test_scan_placement.py::"
 WORKFLOWS = "tests/deliver/test_workflows.py::"
 COMPOSE = "tests/deliver/test_compose.py::"
+MODEL = "tests/model/test_promise_model.py::"
+MODEL_FONTS = MODEL + "test_the_promise_holds_on_a_blog_with_fonts"
 STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
 
 
@@ -760,6 +762,29 @@ MUTANTS = (
             "tests/fonts/test_fonts_publish.py::"
             "test_a_second_job_in_one_process_never_reads_the_first_jobs_removed_checkout",
         ),
+    ),
+    # The promise model guards the whole promise: each of these breaks one of its
+    # invariants, and a walk of the default seeds must find it.
+    Mutant(
+        "a takedown comes back as a person's hand edit",
+        "gitpub/sync/edits.py",
+        "    taken = withdrawn.once_on_remote(ctx, local, tip)\n",
+        "    taken: list[Oid] = []\n",
+        (MODEL + "test_the_promise_holds_on_a_plain_blog[1]", MODEL_FONTS + "[1]"),
+    ),
+    Mutant(
+        "no takedown is ever noticed",
+        "gitpub/deliver/withdrawn.py",
+        "    if tip is None or tip == seen.tip:\n",
+        "    if True:\n",
+        (MODEL + "test_the_promise_holds_on_a_plain_blog[1]", MODEL_FONTS + "[1]"),
+    ),
+    Mutant(
+        "a publication is never confirmed, so pushed again",
+        "gitpub/deliver/confirm.py",
+        "                found[job.job_id] = _first_with_content(ctx, job, candidates)\n",
+        "                pass\n",
+        (MODEL + "test_the_promise_holds_on_a_plain_blog[1]", MODEL_FONTS + "[1]"),
     ),
 )
 
