@@ -13,8 +13,9 @@ against the real bare remote:
 - every job commit on the branch changes only its own article and the font outputs;
 - an article a person took down never comes back unless a person retried its job;
 - SKIPPED only for an exact duplicate or an abandon;
-- after a worker's pass: nothing left in flight, a merged review PUBLISHED, a deleted one
-  REVIEW, a waiting one's branch holding its article;
+- after a worker's pass: nothing left in flight or waiting to retry (the remote never
+  fails), a merged review PUBLISHED, a deleted one REVIEW, a waiting one's branch holding
+  its article;
 - `git fsck --strict` is clean on the remote.
 
 It is a seeded walk: each seed picks the next rule and its arguments from its own random
@@ -419,6 +420,10 @@ class PromiseModel:
                 "PUSHING",
                 "RECHECK_CANDIDATES",
                 "RECOVERING",
+                # The walk's remote is on disk and never fails: no delivery ever has to wait
+                # for a next attempt, nor run out of them.
+                "RETRY_WAIT",
+                "FAILED",
             ), (job_id, w.blog.job(job_id)["events"])
             if not m.review or st_ != "IN_REVIEW":
                 if m.review and m.merged:

@@ -766,13 +766,6 @@ MUTANTS = (
     # The promise model guards the whole promise: each of these breaks one of its
     # invariants, and a walk of the default seeds must find it.
     Mutant(
-        "a takedown comes back as a person's hand edit",
-        "gitpub/sync/edits.py",
-        "    taken = withdrawn.once_on_remote(ctx, local, tip)\n",
-        "    taken: list[Oid] = []\n",
-        (MODEL + "test_the_promise_holds_on_a_plain_blog[1]", MODEL_FONTS + "[1]"),
-    ),
-    Mutant(
         "no takedown is ever noticed",
         "gitpub/deliver/withdrawn.py",
         "    if tip is None or tip == seen.tip:\n",
