@@ -14,7 +14,6 @@ publishes it by merging that branch — in any way their forge offers.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
@@ -31,6 +30,7 @@ from gitpub.git.process import git_out
 from gitpub.prepare import manifest
 from gitpub.prepare.jobtree import discard_worktrees
 from gitpub.store import jobs, leases, outbox, reads
+from gitpub.store.db import Connection
 from gitpub.store.jobs import Job, LeaseLost, Move
 
 REJECTED = "rejected_in_review"
@@ -203,7 +203,7 @@ def watch(ctx: Context) -> list[Job]:
     crash.point("after_review_merged_before_db")
     settle = {m.job.job_id: ("delivered" if m.to is State.PUBLISHED else "review") for m in moves}
 
-    def also(conn: sqlite3.Connection) -> None:
+    def also(conn: Connection) -> None:
         for job_id, status in settle.items():
             outbox.settle_publish(conn, job_id, status)
 

@@ -89,7 +89,7 @@ def _reopen_if_replaced(ctx: Context) -> None:
         return
     ctx.store.close()
     ctx.store = open_store(ctx.state_dir)
-    warn(f"git blogpub: {ctx.state_dir / 'state.sqlite3'} was removed or replaced; reopened")
+    warn(f"git blogpub: {ctx.store.path} was removed or replaced; reopened")
 
 
 def _reread_config(ctx: Context, said: set[str]) -> None:
