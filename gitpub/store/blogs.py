@@ -51,7 +51,8 @@ def schema_name(identity: str) -> str:
 
 
 def registry(conn: Connection) -> None:
-    """`public.gitpub_blog`, with the column that finds a blog by its normalized name."""
+    """`public.gitpub_blog`, each row with the hash that finds a blog by its normalized
+    name (`identity_sha256`)."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS public.gitpub_blog (schema_name TEXT PRIMARY KEY,"
         " blog TEXT NOT NULL, created_at TEXT NOT NULL, identity_sha256 TEXT)"
@@ -62,27 +63,37 @@ def registry(conn: Connection) -> None:
     ).fetchone()
     if known is None:  # a registry made before blogs were named by their normalized URL
         conn.execute("ALTER TABLE public.gitpub_blog ADD COLUMN identity_sha256 TEXT")
+    # Rows made before that (or since, by a node not yet upgraded) name the blog as their
+    # node spelled it: give each the hash of its normalized name, so every spelling finds
+    # it, whichever node opens the store first.
+    rows = conn.execute(
+        "SELECT schema_name, blog FROM public.gitpub_blog WHERE identity_sha256 IS NULL"
+    ).fetchall()
+    for schema, spelled in rows:
+        remote, _, branch = str(spelled).rpartition("#")
+        conn.execute(
+            "UPDATE public.gitpub_blog SET identity_sha256 = ? WHERE schema_name = ?",
+            (_digest(Blog(remote, branch).identity), schema),
+        )
+
+
+def _digest(identity: str) -> str:
+    return sha256_hex(identity.encode("utf-8"))
 
 
 def find_schema(conn: Connection, blog: Blog) -> str:
     """The blog's schema: the one this node's spelling of the remote named before remote
     URLs were normalized, if it exists (an upgrade never leaves a node's jobs behind); else
     the one any spelling of the same repository made; else a new one."""
-    digest = sha256_hex(blog.identity.encode("utf-8"))
     legacy = schema_name(blog.legacy)
     row = conn.execute(
         "SELECT schema_name FROM public.gitpub_blog WHERE schema_name = ?", (legacy,)
     ).fetchone()
     if row is not None:
-        conn.execute(
-            "UPDATE public.gitpub_blog SET identity_sha256 = ?"
-            " WHERE schema_name = ? AND identity_sha256 IS NULL",
-            (digest, legacy),
-        )
         return legacy
     row = conn.execute(
         "SELECT schema_name FROM public.gitpub_blog WHERE identity_sha256 = ?"
         " ORDER BY created_at, schema_name LIMIT 1",
-        (digest,),
+        (_digest(blog.identity),),
     ).fetchone()
     return str(row[0]) if row is not None else schema_name(blog.identity)

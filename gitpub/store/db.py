@@ -118,6 +118,18 @@ _MIGRATIONS: tuple[str | Callable[[Connection], None], ...] = (
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
+def migrate(conn: Connection, version: int, target: int) -> None:
+    """Inside a transaction: the embedded schema from `version` to `target`, step by step."""
+    for done in range(version, target):
+        step = _MIGRATIONS[done]
+        if callable(step):
+            step(conn)
+        else:
+            for statement in statements(step):
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {done + 1}")
+
+
 def now() -> str:
     """UTC timestamp text that sorts lexicographically in time order (gitpub's clock)."""
     return at(clock.time())
@@ -220,8 +232,10 @@ class Store:
         self.close()
 
 
-# SQLite's extended result codes of a unique key's violation (UNIQUE, PRIMARY KEY).
+# SQLite's codes of a unique key's violation, and of a damaged file (its words: Python 3.10).
 _UNIQUE = frozenset({2067, 1555})
+_DAMAGED = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_DAMAGED_WORDS = ("malformed", "not a database", "file is encrypted")
 
 
 def wrapped(exc: sqlite3.Error, path: Path) -> StoreError:
@@ -237,7 +251,12 @@ def wrapped(exc: sqlite3.Error, path: Path) -> StoreError:
     fault = unavailable.classify(exc, path)
     if fault is not None:
         return fault
-    return Damaged(f"{where}: {words} (`git blogpub doctor` says how to recover it)", words)
+    code = getattr(exc, "sqlite_errorcode", None)
+    if (code & 0xFF if isinstance(code, int) else None) in _DAMAGED or any(
+        w in words for w in _DAMAGED_WORDS
+    ):
+        return Damaged(f"{where}: {words} (`git blogpub doctor` says how to recover it)", words)
+    return StoreError(f"{where}: {words}", words)  # a query this database refuses
 
 
 class _Cursor:
@@ -358,14 +377,7 @@ class SqliteStore(Store):
                     f"{self.path}: job database schema {version} is newer than this gitpub "
                     f"({SCHEMA_VERSION}); upgrade gitpub"
                 )
-            for target in range(version, SCHEMA_VERSION):
-                step = _MIGRATIONS[target]
-                if callable(step):
-                    step(self.conn)
-                else:
-                    for statement in statements(step):
-                        self.conn.execute(statement)
-                self.conn.execute(f"PRAGMA user_version = {target + 1}")
+            migrate(self.conn, version, SCHEMA_VERSION)
             if version == 0:
                 # A new database: it knows every job from now on.
                 self.conn.execute(

@@ -91,8 +91,7 @@ class Job(NamedTuple):
 
     @classmethod
     def from_row(cls, row: Row) -> Job:
-        """The job of a whole row (`SELECT *`): a column it lacks is a schema that is not
-        this gitpub's, never a field quietly left at its default."""
+        """The job of a whole row; a column it lacks is a bug, never a field's default."""
         try:
             values = {name: row[name] for name in cls._fields}
         except (IndexError, KeyError):

@@ -71,7 +71,7 @@ def why_lost(state_dir: Path, conn: Connection | None) -> str | None:
                 return None
             row = conn.execute("SELECT value FROM store_meta WHERE name = 'created_at'").fetchone()
         except Unavailable:
-            raise  # a full disk or a failing filesystem says nothing about the database
+            raise  # a full disk, a failing filesystem: says nothing of the database
         except StoreError as exc:
             failure = f"{FILE} unreadable: {exc.detail}"
     folders = job_folders(state_dir)

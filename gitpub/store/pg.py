@@ -42,6 +42,7 @@ SCHEMA_VERSION = PG_SCHEMA_VERSION
 _AGAIN = "run the command again once it is reachable (nothing uncommitted was kept)"
 _CHECK_URL = "check GITPUB_STORE (or [store] url) and that the server accepts connections"
 _ENCODE = "percent-encode what the password holds (% as %25, @ as %40, / as %2F, : as %3A)"
+_SHAPE = "libpq reads postgresql://USER:PASSWORD@HOST:PORT/DATABASE?KEY=VALUE"
 
 
 class PgRow:
@@ -93,7 +94,8 @@ def failure(exc: BaseException, dsn: str, *, opening: bool = False) -> StoreErro
     store = f"shared store ({url.where(dsn)})"
     if opening and isinstance(exc, psycopg.ProgrammingError):
         # libpq could not even read the URL (it quotes the part it choked on).
-        message = f"{store}: GITPUB_STORE is not a URL libpq can read: {said}; {_ENCODE}"
+        advice = _ENCODE if "percent" in said else _SHAPE
+        message = f"{store}: GITPUB_STORE is not a URL libpq can read: {said}; {advice}"
         return StoreError(message, said)
     if opening:
         return Unavailable(f"{store}: cannot connect: {said}; {_CHECK_URL}", said)
@@ -243,7 +245,7 @@ class PgStore(Store):
         self.conn.execute(
             "INSERT INTO public.gitpub_blog (schema_name, blog, created_at, identity_sha256)"
             " VALUES (?, ?, ?, ?) ON CONFLICT (schema_name) DO NOTHING",
-            (schema, sanitize(self.blog.identity), stamp, sha256_hex(self.identity.encode())),
+            (schema, sanitize(self.identity), stamp, sha256_hex(self.identity.encode())),
         )
 
     @contextlib.contextmanager

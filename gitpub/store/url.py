@@ -50,8 +50,9 @@ def _secrets(url: str) -> set[str]:
     rest = url.partition("://")[2]
     at, slash = rest.find("@"), rest.find("/")
     # libpq: the user part ends at the first `@` before any `/`; generously: at the last `@`
-    # before the query (a password holding `/` or `@` unencoded).
-    ends = {at if at >= 0 and (slash < 0 or at < slash) else -1, rest.partition("?")[0].rfind("@")}
+    # before the query, or at all (a password holding `/`, `@` or `?` unencoded).
+    first = at if at >= 0 and (slash < 0 or at < slash) else -1
+    ends = {first, rest.partition("?")[0].rfind("@"), rest.rfind("@")}
     for end in ends:
         if end > 0:
             _, colon, password = rest[:end].partition(":")
