@@ -40,8 +40,10 @@ def _secret_free(text: str) -> bool:
 
 
 def _files_hold_no_password(blog: Blog) -> None:
-    log = Path(os.environ["XDG_CACHE_HOME"]) / "gitpub" / "gitpub.log"
-    for path in [log, *(blog.root / ".git").rglob("*")]:
+    # The log (`<user cache>/gitpub/gitpub.log`), every other file of the user's folders
+    # (spools, caches), and every file under `.git`.
+    home = Path(os.environ["HOME"])
+    for path in [*home.rglob("*"), *(blog.root / ".git").rglob("*")]:
         if path.is_file():
             data = path.read_bytes()
             assert not any(h.encode() in data for h in HIDDEN), path
