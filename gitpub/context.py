@@ -12,8 +12,8 @@ from gitpub.core.files import write_atomic
 from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
 from gitpub.store import lost
-from gitpub.store.db import SqliteStore, Store
-from gitpub.store.unavailable import StoreUnavailable
+from gitpub.store.db import SqliteStore, Store, database_file
+from gitpub.store.errors import Unavailable
 
 if TYPE_CHECKING:
     from gitpub.store.pg import PgStore
@@ -84,7 +84,8 @@ def open_context(path: Path, *, need_remote: bool = True) -> Context:
 
 def open_shared(repo: Repo, cfg: Config) -> PgStore:
     """The node's shared store, scoped to this blog (its remote's URL and branch)."""
-    from gitpub.store.pg import PgStore, blog_identity
+    from gitpub.store.blogs import blog_of
+    from gitpub.store.pg import PgStore
 
     assert cfg.store_url is not None
     url = repo.remote_url(cfg.publish.remote)
@@ -93,7 +94,7 @@ def open_shared(repo: Repo, cfg: Config) -> PgStore:
             f"{repo.root}: a shared store names the blog by its remote's URL, and remote "
             f"{cfg.publish.remote!r} has none"
         )
-    store = PgStore(cfg.store_url, repo.state_dir, blog_identity(url, cfg.publish.branch))
+    store = PgStore(cfg.store_url, repo.state_dir, blog_of(url, cfg.publish.branch))
     store.lock_seconds = min(cfg.retry.lease_seconds, 60.0)
     store.clone = _clone_id(repo.state_dir)
     return store
@@ -119,7 +120,7 @@ def no_store_yet(path: Path) -> bool:
         return False
     state = Repo.discover(path).state_dir
     lost.check_absent(state)
-    return not (state / "state.sqlite3").exists()
+    return not database_file(state).exists()
 
 
 def open_store(state: Path) -> Store:
@@ -127,8 +128,8 @@ def open_store(state: Path) -> Store:
     gitpub.store.lost): then every command stops with the fix, rather than read an empty store."""
     lost.check_absent(state)
     try:
-        store = SqliteStore(state / "state.sqlite3")
-    except StoreUnavailable:
+        store = SqliteStore(database_file(state))
+    except Unavailable:
         raise  # the disk or the filesystem, not the database: never "lost"
     except GitpubError as exc:
         why = lost.why_lost(state, None)

@@ -9,7 +9,6 @@ instead, which then gives the help, the usage error and the exit status it alway
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from gitpub.cli import options
 from gitpub.cli.options import FLAG, MULTIPLE, VALUE, Option
 from gitpub.core.errors import GitpubError
+from gitpub.store.errors import StoreError
 
 
 def _value(token: str) -> bool:
@@ -127,6 +127,10 @@ def guarded(call: Callable[[], object]) -> None:
 
     try:
         rc = call()
+    except StoreError as exc:
+        # Whichever store: one line naming it (never its URL), with that store's advice.
+        _say(f"git blogpub: {sanitize(exc.message)}")
+        sys.exit(1)
     except GitpubError as exc:
         _say(f"git blogpub: {sanitize(exc.message)}")
         sys.exit(exc.exit_code)
@@ -143,13 +147,6 @@ def guarded(call: Callable[[], object]) -> None:
         # The filesystem refused (a full disk, a read-only mount): its words, one line.
         where = f": {exc.filename}" if exc.filename else ""
         _say(f"git blogpub: {sanitize(str(exc.strerror or exc))}{sanitize(where)}")
-        sys.exit(1)
-    except sqlite3.Error as exc:
-        # Damage found after the database opened (a page past a truncation, say).
-        _say(
-            f"git blogpub: job database: {sanitize(str(exc))} "
-            "(`git blogpub doctor` says how to recover it)"
-        )
         sys.exit(1)
     except Exception as exc:  # a bug: one line and exit 3; the traceback goes to the log
         if os.environ.get("GITPUB_DEBUG"):

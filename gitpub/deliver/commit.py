@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -17,6 +16,7 @@ from gitpub.git import objects, repair, trailers
 from gitpub.prepare import manifest
 from gitpub.prepare.jobtree import branch_name
 from gitpub.store import jobs, outbox
+from gitpub.store.db import Connection
 from gitpub.store.jobs import Job, Move
 
 REWRITES = 3
@@ -98,7 +98,7 @@ def commit_all(ctx: Context, batch: Sequence[Job]) -> Committed:
         if job.job_id in made.oids
     ]
 
-    def enqueue(conn: sqlite3.Connection) -> None:
+    def enqueue(conn: Connection) -> None:
         for move in moves:
             outbox.enqueue_publish(conn, move.job.job_id)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import re
-import sqlite3
 from dataclasses import dataclass
 
 import pygit2
@@ -20,6 +19,7 @@ from gitpub.core.errors import GitCommandError, GitpubError, JobFault
 from gitpub.core.states import State
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import jobs
+from gitpub.store.errors import StoreError
 from gitpub.store.jobs import Job
 
 DISK_FULL = "disk_full"
@@ -91,7 +91,7 @@ def classify(exc: BaseException) -> Fault:
         where = f": {exc.filename}" if exc.filename else ""
         code = _BY_ERRNO.get(exc.errno or 0, "filesystem")
         return Fault(code, f"{exc.strerror or exc}{where}", str(exc))
-    if isinstance(exc, sqlite3.Error):
+    if isinstance(exc, StoreError):
         text = str(exc)
         code = DISK_FULL if "full" in text else "database"
         return Fault(code, f"job database: {text}", text)

@@ -13,7 +13,6 @@ import contextlib
 import dataclasses
 import random
 import shutil
-import sqlite3
 from collections.abc import Sequence
 
 from gitpub import trust
@@ -27,7 +26,7 @@ from gitpub.git import trailers
 from gitpub.git.process import run_git
 from gitpub.prepare.jobtree import discard_worktree, discard_worktrees
 from gitpub.store import jobs, outbox
-from gitpub.store.db import at
+from gitpub.store.db import Connection, at
 from gitpub.store.jobs import Job, Move
 
 DELIVERABLE = frozenset({State.LOCAL_COMMITTED, State.PUSHING, State.RETRY_WAIT, State.FAILED})
@@ -117,7 +116,7 @@ def _settle_all(
     if not moves:
         return {}
 
-    def also(conn: sqlite3.Connection) -> None:
+    def also(conn: Connection) -> None:
         for job_id, status in settle.items():
             outbox.settle_publish(conn, job_id, status)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import NamedTuple
@@ -39,6 +38,7 @@ from gitpub.git.process import git_out
 from gitpub.prepare import manifest
 from gitpub.prepare.jobtree import discard_worktrees
 from gitpub.store import jobs, leases, outbox, reads
+from gitpub.store.db import Connection
 from gitpub.store.jobs import Job, LeaseLost, Move
 
 REJECTED = "rejected_in_review"
@@ -283,7 +283,7 @@ def _settle(ctx: Context, moves: list[Move]) -> list[Job]:
     crash.point("after_review_merged_before_db")
     settle = {m.job.job_id: ("delivered" if m.to is State.PUBLISHED else "review") for m in moves}
 
-    def also(conn: sqlite3.Connection) -> None:
+    def also(conn: Connection) -> None:
         for job_id, status in settle.items():
             outbox.settle_publish(conn, job_id, status)
 

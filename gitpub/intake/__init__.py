@@ -4,7 +4,6 @@ new job (idempotent by key) with its folder, and read back by the steps that nee
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -22,7 +21,8 @@ from gitpub.intake import checks
 from gitpub.scan.sanitize import sanitize, sanitize_name
 from gitpub.store import folders as jobrecord
 from gitpub.store import jobs, reads
-from gitpub.store.db import Store, at, now
+from gitpub.store.db import Connection, Store, at, now
+from gitpub.store.errors import Duplicate
 from gitpub.store.jobs import Job, append_event, get
 
 
@@ -157,7 +157,7 @@ def create(
     topic: str | None = None,
     target: str | None = None,
     assets: Mapping[str, bytes] | None = None,
-    conn_hook: Callable[[sqlite3.Connection, str], None] | None = None,
+    conn_hook: Callable[[Connection, str], None] | None = None,
     scheduled_at: str | None = None,
     review: bool = False,
 ) -> tuple[Job, bool]:
@@ -245,7 +245,7 @@ def create(
             )
             if conn_hook is not None:
                 conn_hook(conn, job_id)
-    except sqlite3.IntegrityError:
+    except Duplicate:
         # Lost a race with a concurrent submit of the same key: theirs is the job.
         _remove_tree(ctx.job_dir(job_id))
         winner = by_key(store, key)

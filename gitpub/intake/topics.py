@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from gitpub.context import Context
@@ -10,7 +9,7 @@ from gitpub.core.errors import GitpubError, InputError
 from gitpub.intake import by_key, create, same_request
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import topics as cursor
-from gitpub.store.db import Store
+from gitpub.store.db import Connection, Store
 from gitpub.store.jobs import Job
 
 
@@ -35,7 +34,7 @@ def topic_close(
         allowed = ctx.config.scan.allow | frozenset(allow)
         return same_request(existing, key, source, None, allowed), False
 
-    def bump_cursor(conn: sqlite3.Connection, job_id: str) -> None:
+    def bump_cursor(conn: Connection, job_id: str) -> None:
         if not bump:
             return
         if not cursor.close(conn, session, revision, previous):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 import time
 import traceback
@@ -31,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from gitpub.core.errors import GitpubError
 from gitpub.mcpserver import calls, tools
 from gitpub.scan.sanitize import sanitize
+from gitpub.store.errors import StoreError
 
 INSTRUCTIONS = (
     "gitpub publishes articles into this git-backed blog durably: `submit` records a job "
@@ -53,7 +53,7 @@ def refusal(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         where = f": {exc.filename}" if exc.filename else ""
         return sanitize(f"{exc.strerror or exc}{where}")
-    if isinstance(exc, sqlite3.Error):
+    if isinstance(exc, StoreError):
         return sanitize(f"job database: {exc} (`git blogpub doctor` says how to recover it)")
     return sanitize(
         f"internal error: {type(exc).__name__}: {exc} (the traceback is in the server's log)"
@@ -152,7 +152,7 @@ class Door:
             if os.environ.get("GITPUB_DEBUG"):
                 raise
             line = refusal(exc)
-            if not isinstance(exc, (GitpubError, OSError, sqlite3.Error)):
+            if not isinstance(exc, (GitpubError, OSError, StoreError)):
                 # A bug: its traceback, sanitized, to stderr, which the host keeps as the
                 # server's log; the agent gets the one line and the server serves on.
                 trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 from gitpub import intake
@@ -20,6 +19,7 @@ from gitpub.prepare import manifest
 from gitpub.prepare.jobtree import branch_name, discard_worktree
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import jobs, outbox, spools
+from gitpub.store.db import Connection
 from gitpub.store.jobs import Job, JobUpdate
 
 # Everything a fresh attempt must recompute; the draft checkpoint survives (see step_results).
@@ -111,7 +111,7 @@ def retry(ctx: Context, job_id: str, *, actor: Actor | None = None) -> Job:
     _forget_failed_steps(ctx, job.job_id)
     edited = _draft_from_review(ctx, job)
 
-    def also(conn: sqlite3.Connection) -> None:
+    def also(conn: Connection) -> None:
         outbox.settle_publish(conn, job.job_id, "retried")
         if edited is not None:
             # After the retry's own event, which keeps only the draft's record: the

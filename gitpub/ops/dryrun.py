@@ -29,7 +29,7 @@ from gitpub.git.worktrees import scratch_checkout
 from gitpub.prepare import Preparer, manifest
 from gitpub.prepare.target import Target, asset_paths
 from gitpub.store import jobs
-from gitpub.store.db import SqliteStore, Store
+from gitpub.store.db import SqliteStore, Store, database_file
 from gitpub.store.jobs import Job
 
 KEY = "dry-run"
@@ -107,7 +107,7 @@ def scratch_context(repo: Repo, cfg: Config) -> Iterator[ScratchContext]:
     removed (store included) when the block ends."""
     with tempfile.TemporaryDirectory(prefix="gitpub-dry-run-") as tmp:
         scratch = Path(tmp) / "state"
-        store = SqliteStore(scratch / "state.sqlite3")
+        store = SqliteStore(database_file(scratch))
         try:
             yield ScratchContext(
                 repo=repo, config=cfg, store=store, locks=Locks(scratch / "locks"), scratch=scratch

@@ -20,7 +20,6 @@ deleted. Nothing here runs while the database is usable: it only ever replaces a
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,9 +35,10 @@ from gitpub.git.repo import Repo
 from gitpub.ops import cleanup
 from gitpub.prepare import manifest
 from gitpub.store import folders as jobrecord
-from gitpub.store import jobs, lost, outbox, reads, unavailable
+from gitpub.store import jobs, lost, outbox, reads
 from gitpub.store import topics as cursor
-from gitpub.store.db import SqliteStore, Store, now
+from gitpub.store.db import Connection, SqliteStore, Store, database_file, now
+from gitpub.store.errors import StoreError, Unavailable
 
 ENDED = {
     s.value for s in (State.PUBLISHED, State.SKIPPED, State.REVIEW, State.CONFLICT, State.FAILED)
@@ -85,7 +85,7 @@ def rebuild(path: Path) -> Rebuilt:
     out = Rebuilt()
     # The delivery lock: no relay of this clone may push or fetch while the evidence is read.
     with locks.hold("delivery"):
-        db = state_dir / "state.sqlite3"
+        db = database_file(state_dir)
         _require_lost(state_dir, db)
         out.moved_aside = _move_aside(db)
         out.remote = _fetch(repo, cfg)
@@ -121,32 +121,28 @@ def _require_lost(state_dir: Path, db: Path) -> None:
         raise GitpubError(f"{state_dir / 'jobs'}: no job folders; nothing to rebuild from")
     if not db.exists():
         return
+    # A database the machine cannot read now (a full disk, a failing filesystem) is not a
+    # lost one: rebuilding would move its history aside for a copy made from what the
+    # folders and the remote remember.
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=rw", uri=True, isolation_level=None)
-    except sqlite3.DatabaseError as exc:
-        _refuse_unavailable(exc, db)
-        return
+        conn = reads.open_raw(db)
+    except Unavailable as fault:
+        raise GitpubError(f"not rebuilding: {fault.message}") from None
+    except StoreError:
+        return  # damaged: lost indeed
     try:
-        # Raises StoreUnavailable on a full disk or a failing filesystem: never moved aside.
         if lost.why_lost(state_dir, conn) is None:
             count = reads.count(conn)
             raise GitpubError(
                 f"{db}: the job database is usable and knows {count} job(s); nothing to "
                 "rebuild (to rebuild it from the job folders anyway, move it aside first)"
             )
-    except sqlite3.DatabaseError as exc:
-        _refuse_unavailable(exc, db)
+    except Unavailable as fault:
+        raise GitpubError(f"not rebuilding: {fault.message}") from None
+    except StoreError:
         return
     finally:
         conn.close()
-
-
-def _refuse_unavailable(exc: sqlite3.DatabaseError, db: Path) -> None:
-    """A database the machine cannot read now is not a lost one: rebuilding would move its
-    history aside for a copy made from what the folders and the remote remember."""
-    fault = unavailable.classify(exc, db)
-    if fault is not None:
-        raise GitpubError(f"not rebuilding: {fault.message}") from None
 
 
 def _move_aside(db: Path) -> list[str]:
@@ -220,7 +216,7 @@ def _rebuild_into(ctx: Context, out: Rebuilt, root: Path, known: set[str]) -> No
         )
 
 
-def _insert(store: Store, conn: sqlite3.Connection, plan: Plan) -> None:
+def _insert(store: Store, conn: Connection, plan: Plan) -> None:
     """The job row, and its events: the first moves it from nothing into its state."""
     jobs.insert(store, conn, plan.values)
     for n, (step, detail) in enumerate(plan.events):
@@ -228,7 +224,7 @@ def _insert(store: Store, conn: sqlite3.Connection, plan: Plan) -> None:
         jobs.append_event(conn, plan.values["job_id"], None, to, step, detail)
 
 
-def _restore_topic(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
+def _restore_topic(conn: Connection, values: dict[str, Any]) -> None:
     session, _, revision = values["key_display"].rpartition(":")
     if values["kind"] == "topic" and session.startswith("topic:") and revision.isdigit():
         cursor.restore(conn, session[len("topic:") :], int(revision))

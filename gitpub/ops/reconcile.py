@@ -3,13 +3,12 @@ folder and git itself."""
 
 from __future__ import annotations
 
-import sqlite3
-
 from gitpub.context import Context
 from gitpub.core.states import State
 from gitpub.deliver.commit import ArtifactsDamaged, verified_artifacts
 from gitpub.git import repair, trailers
 from gitpub.store import jobs, leases, reads
+from gitpub.store.db import Connection
 from gitpub.store.jobs import Job
 from gitpub.store.outbox import enqueue_publish
 
@@ -90,7 +89,7 @@ def settle_interrupted_commits(ctx: Context, owner: str) -> list[str]:
         )
     settled: list[str] = [m.job.job_id for m in moves if m.to is State.LOCAL_COMMITTED]
 
-    def enqueue(conn: sqlite3.Connection) -> None:
+    def enqueue(conn: Connection) -> None:
         for job_id in settled:
             enqueue_publish(conn, job_id)
 

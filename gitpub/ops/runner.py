@@ -188,9 +188,7 @@ class Runner:
             return
         ctx.store.close()
         ctx.store = open_store(ctx.state_dir)
-        self.warn(
-            f"git blogpub: {ctx.state_dir / 'state.sqlite3'} was removed or replaced; reopened"
-        )
+        self.warn(f"git blogpub: {ctx.store.path} was removed or replaced; reopened")
 
     def _reread_config(self, ctx: Context) -> None:
         """A long-running worker follows the live checkout's `.blogpub.toml` pass by pass, as a

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 import sys
 from collections.abc import Callable
 
@@ -18,6 +17,7 @@ from gitpub.ops import reconcile
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import jobs, leases, reads
 from gitpub.store.db import now
+from gitpub.store.errors import StoreError
 from gitpub.store.jobs import Job, LeaseLost
 
 ACTIVE = (
@@ -251,6 +251,6 @@ def _note_error(ctx: Context, job_id: str, fault: faults.Fault) -> tuple[Job | N
     sys.stderr.write(sanitize(f"git blogpub: job {job_id}: {fault.message}") + "\n")
     try:
         return faults.note(ctx, job_id, fault)
-    except (sqlite3.Error, OSError) as exc:
+    except (StoreError, OSError) as exc:
         # The store itself refuses (a full disk): the worker cannot work; say so in one line.
         raise GitpubError(f"job database: {exc}") from None

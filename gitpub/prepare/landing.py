@@ -83,8 +83,8 @@ class Landing:
     def begin(self, owner: str) -> dict[str, str]:
         """Record the run; the environment its wrapper needs to land the answer."""
         spools.begin(self.store, self.job_id, self.name, owner)
-        identity = getattr(self.store, "identity", "")
-        spec = {"url": self.url, "blog": identity, "job": self.job_id, "name": self.name}
+        blog = getattr(self.store, "blog", ("", ""))  # the shared store's: where it lands
+        spec = {"url": self.url, "blog": list(blog), "job": self.job_id, "name": self.name}
         return {ENV: json.dumps({**spec, "allow": self.allow}), "GITPUB_LANDING_PY": sys.executable}
 
     def clear(self) -> None:
@@ -92,6 +92,7 @@ class Landing:
 
 
 def _land(spool: Path) -> None:
+    from gitpub.store.blogs import Blog
     from gitpub.store.pg import PgStore
 
     spec = json.loads(os.environ[ENV])
@@ -99,7 +100,7 @@ def _land(spool: Path) -> None:
     out = (spool / "stdout").read_bytes()
     err = (spool / "stderr").read_text("utf-8", "replace")
     body = record(status, out, err, spec["allow"])
-    with PgStore(spec["url"], spool, spec["blog"]) as store:
+    with PgStore(spec["url"], spool, Blog(*spec["blog"])) as store:
         spools.land(store, spec["job"], spec["name"], status, body)
 
 

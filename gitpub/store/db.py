@@ -1,25 +1,74 @@
-"""The SQLite job store: connection settings, schema and forward-only migrations.
+"""The job store's interface, and the embedded one: SQLite, its connection settings and
+forward-only migrations.
 
-No business logic lives here; `jobs` and `outbox` own the meaning of the rows.
-"""
+No business logic lives here; `jobs` and `outbox` own the meaning of the rows."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from gitpub.core import clock
 from gitpub.core.errors import GitpubError
 from gitpub.core.ids import sha256_hex
 from gitpub.store import unavailable
+from gitpub.store.errors import Damaged, Duplicate, StoreError, Unavailable
+from gitpub.store.schema import (
+    HISTORY_TABLES,
+    JOB_INDEXES,
+    STORE_META,
+    add_job_columns,
+    create_job_table,
+    statements,
+)
+
+FILE = "state.sqlite3"
+"""The embedded store's database, in the node's state dir beside the job folders."""
 
 
-def _hash_keys(conn: sqlite3.Connection) -> None:
+def database_file(state_dir: Path) -> Path:
+    return state_dir / FILE
+
+
+class Row(Protocol):
+    """A result row, read by column name or by position, as both stores hand them out."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+    def keys(self) -> list[str]: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __len__(self) -> int: ...
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+    def fetchone(self) -> Row | None: ...
+    def fetchall(self) -> list[Row]: ...
+    def __iter__(self) -> Iterator[Row]: ...
+
+
+class Connection(Protocol):
+    """What the queries of `gitpub.store` are run on, whichever store: SQLite's SQL with `?`
+    parameters; every failure is a `gitpub.store.errors.StoreError`."""
+
+    def execute(self, sql: str, params: Sequence[Any] = (), /) -> Cursor: ...
+    def executemany(self, sql: str, seq: Iterable[Sequence[Any]], /) -> Cursor: ...
+
+
+def scalar(conn: Connection, sql: str, params: Sequence[Any] = ()) -> Any:
+    """The first value of the one row `sql` answers (an aggregate, a PRAGMA, a sequence)."""
+    row = conn.execute(sql, params).fetchone()
+    if row is None:
+        raise StoreError(f"no row for {sql!r}")  # every caller asks what always has one
+    return row[0]
+
+
+def _hash_keys(conn: Connection) -> None:
     """Version 3: idempotency keys become the SHA-256 of the raw key.
 
     Versions 1 and 2 stored keys sanitized, so two secret-looking keys could collide. Those rows'
@@ -29,9 +78,8 @@ def _hash_keys(conn: sqlite3.Connection) -> None:
 
     store_meta.created_at says when this database began: jobs older than it that it does not
     know betray a lost database (see gitpub.ops.rebuild)."""
-    conn.execute("ALTER TABLE blog_publication ADD COLUMN key_display TEXT NOT NULL DEFAULT ''")
-    conn.execute("ALTER TABLE blog_publication ADD COLUMN key_legacy INTEGER NOT NULL DEFAULT 0")
-    conn.execute("CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    for statement in [*add_job_columns(3), STORE_META]:
+        conn.execute(statement)
     rows = conn.execute("SELECT job_id, idempotency_key, created_at FROM blog_publication")
     earliest = ""
     for job_id, key, created_at in rows.fetchall():
@@ -44,74 +92,9 @@ def _hash_keys(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO store_meta (name, value) VALUES ('created_at', ?)", (earliest,))
 
 
-HISTORY_TABLES = """
-    CREATE TABLE blog_publication_event (
-        job_id TEXT NOT NULL REFERENCES blog_publication (job_id),
-        seq INTEGER NOT NULL,
-        from_state TEXT,
-        to_state TEXT,
-        step TEXT NOT NULL,
-        detail TEXT NOT NULL DEFAULT '{}',
-        at TEXT NOT NULL,
-        PRIMARY KEY (job_id, seq)
-    );
-    CREATE TABLE blog_publication_outbox (
-        event_id TEXT PRIMARY KEY,
-        kind TEXT NOT NULL CHECK (kind IN ('blog_publish', 'external_sync')),
-        job_id TEXT REFERENCES blog_publication (job_id),
-        payload TEXT NOT NULL,
-        status TEXT NOT NULL DEFAULT 'pending',
-        attempt INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        CHECK ((kind = 'external_sync') = (job_id IS NULL))
-    );
-    CREATE INDEX blog_publication_outbox_due ON blog_publication_outbox (status, next_attempt_at);
-    CREATE TABLE topic_publication_cursor (
-        session_id TEXT PRIMARY KEY,
-        close_revision INTEGER NOT NULL DEFAULT 0,
-        is_open INTEGER NOT NULL DEFAULT 1
-    );
-"""
-"""The event history, the outbox and the topic cursor: the same in both stores' SQL (the
-shared store's schema, `gitpub.store.pg`, is made of them too)."""
-
-
-_MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
+_MIGRATIONS: tuple[str | Callable[[Connection], None], ...] = (
     # version 1
-    """
-    CREATE TABLE blog_publication (
-        job_id TEXT PRIMARY KEY,
-        idempotency_key TEXT NOT NULL UNIQUE,
-        kind TEXT NOT NULL CHECK (kind IN ('article', 'topic')),
-        state TEXT NOT NULL,
-        failure_code TEXT,
-        source_sha256 TEXT NOT NULL,
-        source_path TEXT NOT NULL,
-        topic TEXT,
-        base_commit TEXT,
-        target_path TEXT,
-        target_blob_sha256 TEXT,
-        artifact_dir TEXT,
-        artifact_sha256 TEXT,
-        local_commit TEXT,
-        remote_commit TEXT,
-        attempt INTEGER NOT NULL DEFAULT 0,
-        max_attempts INTEGER NOT NULL,
-        next_retry_at TEXT,
-        last_recheck_head TEXT,
-        last_recheck_delta_sha TEXT,
-        lease_owner TEXT,
-        lease_token TEXT,
-        lease_expires_at TEXT,
-        requested_target TEXT,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE INDEX blog_publication_source ON blog_publication (source_sha256);
-    CREATE INDEX blog_publication_state ON blog_publication (state, next_retry_at);
-    """
-    + HISTORY_TABLES,
+    create_job_table(1) + ";" + JOB_INDEXES + HISTORY_TABLES,
     # version 2: `status` reads the newest finished jobs per state and jobs changed since a
     # moment through these, so its time does not grow with years of finished jobs. Additive
     # and idempotent: it only adds indexes.
@@ -122,22 +105,29 @@ _MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """,
     # version 3
     _hash_keys,
-    # version 4: a PUBLISHED job whose content left the published branch (a takedown, a
-    # force-push) is marked withdrawn, never published again by itself.
-    "ALTER TABLE blog_publication ADD COLUMN withdrawn_at TEXT",
-    # version 5: publishing workflows. `submit --at` records when a SCHEDULED job becomes
-    # due; review mode marks the job (its commit goes to a review branch, not the published
-    # one) and names the branch it was pushed to, which the worker watches for a merge.
-    """
-    ALTER TABLE blog_publication ADD COLUMN scheduled_at TEXT;
-    ALTER TABLE blog_publication ADD COLUMN review INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE blog_publication ADD COLUMN review_branch TEXT;
+    # version 4 (the columns each version adds: gitpub.store.schema.JOB_COLUMNS)
+    ";".join(add_job_columns(4)),
+    # version 5
+    ";".join(add_job_columns(5))
+    + """;
     CREATE INDEX IF NOT EXISTS blog_publication_scheduled
         ON blog_publication (state, scheduled_at);
     """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+def migrate(conn: Connection, version: int, target: int) -> None:
+    """Inside a transaction: the embedded schema from `version` to `target`, step by step."""
+    for done in range(version, target):
+        step = _MIGRATIONS[done]
+        if callable(step):
+            step(conn)
+        else:
+            for statement in statements(step):
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {done + 1}")
 
 
 def now() -> str:
@@ -176,39 +166,49 @@ def _identity(path: Path) -> tuple[int, int]:
     return st.st_dev, st.st_ino
 
 
+_LEASE_OF = (
+    "SELECT lease_owner, lease_token, lease_expires_at FROM blog_publication WHERE job_id = ?"
+)
+
+
 class Store:
     """What every job store offers the rooms above it: a connection for reads, one
-    transaction per unit of work, fencing lease tokens, and the job folders kept.
+    transaction per unit of work, claims and fencing lease tokens, and the job folders kept.
 
-    `SqliteStore` (the embedded default, `state.sqlite3` beside the job folders) and
+    `SqliteStore` (the embedded default, `FILE` beside the job folders) and
     `gitpub.store.pg.PgStore` (a shared PostgreSQL store for fleets of workers) implement it;
-    the queries of `gitpub.store` are written once, in the SQL both speak. `path` anchors the
-    node's job folders (`path.parent / "jobs"`) whichever store holds the rows."""
+    the queries of `gitpub.store` are written once, in the SQL both speak, and each store
+    raises only `gitpub.store.errors`. `path` anchors the node's job folders
+    (`path.parent / "jobs"`) whichever store holds the rows."""
 
     path: Path
-    conn: Any
+    conn: Connection
     shared = False
     """True when other nodes share the rows: the job folders here are a cache of the store."""
-    skip_locked = ""
-    """Appended to a claim's SELECT: where rows lock one by one, skip those being claimed."""
     clone: str | None = None
     """On a shared store, this clone's id: hand edits (external_sync rows) are a checkout's
     own, registered and delivered by the clone they were made in, invisible to the others."""
 
-    def transaction(self) -> contextlib.AbstractContextManager[Any]:
+    def transaction(self) -> contextlib.AbstractContextManager[Connection]:
         raise NotImplementedError
 
     def job_dir(self, job_id: str) -> Path:
         """The job's folder on this node (`Context.job_dir` for those holding a context)."""
         return self.path.parent / "jobs" / job_id
 
-    def lease_token(self, conn: Any) -> str:
+    def lease_of(self, conn: Connection, job_id: str) -> Row | None:
+        """Inside a claim's transaction: the job's lease columns, the row held for this
+        claim; None when the job is gone. (SQLite's writers take turns, so the row is this
+        transaction's anyway.)"""
+        return conn.execute(_LEASE_OF, (job_id,)).fetchone()
+
+    def lease_token(self, conn: Connection) -> str:
         """A fresh token for a claim, inside the claim's transaction."""
         import uuid  # here: `submit` and `status` never claim
 
         return uuid.uuid4().hex
 
-    def keep_folder(self, conn: Any, job_id: str) -> None:
+    def keep_folder(self, conn: Connection, job_id: str) -> None:
         """Inside a transaction that changes the job: make what its folder holds as durable as
         the change (the folder itself is the record on the embedded store)."""
 
@@ -232,8 +232,107 @@ class Store:
         self.close()
 
 
+# SQLite's codes of a unique key's violation, and of a damaged file (its words: Python 3.10).
+_UNIQUE = frozenset({2067, 1555})
+_DAMAGED = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_DAMAGED_WORDS = ("malformed", "not a database", "file is encrypted")
+
+
+def wrapped(exc: sqlite3.Error, path: Path) -> StoreError:
+    """SQLite's failure as the store's own: a unique key's violation, the machine's trouble
+    (full, failing, locked), or damage `doctor` knows how to recover."""
+    words = str(exc)
+    where = f"job database {path}"
+    if isinstance(exc, sqlite3.IntegrityError):
+        unique = getattr(exc, "sqlite_errorcode", None) in _UNIQUE or words.startswith("UNIQUE")
+        return (Duplicate if unique else StoreError)(f"{where}: {words}", words)
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return StoreError(f"{where}: {words}", words)  # a closed connection, a misuse
+    fault = unavailable.classify(exc, path)
+    if fault is not None:
+        return fault
+    code = getattr(exc, "sqlite_errorcode", None)
+    if (code & 0xFF if isinstance(code, int) else None) in _DAMAGED or any(
+        w in words for w in _DAMAGED_WORDS
+    ):
+        return Damaged(f"{where}: {words} (`git blogpub doctor` says how to recover it)", words)
+    return StoreError(f"{where}: {words}", words)  # a query this database refuses
+
+
+class _Cursor:
+    __slots__ = ("_cursor", "_path")
+
+    def __init__(self, cursor: sqlite3.Cursor, path: Path) -> None:
+        self._cursor = cursor
+        self._path = path
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    def fetchone(self) -> Row | None:
+        try:
+            row: Row | None = self._cursor.fetchone()
+        except sqlite3.Error as exc:  # a damaged page is found while reading on
+            raise wrapped(exc, self._path) from None
+        return row
+
+    def fetchall(self) -> list[Row]:
+        try:
+            rows: list[Row] = self._cursor.fetchall()
+        except sqlite3.Error as exc:
+            raise wrapped(exc, self._path) from None
+        return rows
+
+    def __iter__(self) -> Iterator[Row]:
+        try:
+            yield from self._cursor
+        except sqlite3.Error as exc:
+            raise wrapped(exc, self._path) from None
+
+
+class SqliteConnection:
+    """An `sqlite3` connection whose failures are the store's own exceptions."""
+
+    __slots__ = ("path", "raw")
+
+    def __init__(self, raw: sqlite3.Connection, path: Path) -> None:
+        raw.row_factory = sqlite3.Row
+        self.raw = raw
+        self.path = path
+
+    def execute(self, sql: str, params: Sequence[Any] = (), /) -> _Cursor:
+        try:
+            return _Cursor(self.raw.execute(sql, params), self.path)
+        except sqlite3.Error as exc:
+            raise wrapped(exc, self.path) from None
+
+    def executemany(self, sql: str, seq: Iterable[Sequence[Any]], /) -> _Cursor:
+        try:
+            return _Cursor(self.raw.executemany(sql, seq), self.path)
+        except sqlite3.Error as exc:
+            raise wrapped(exc, self.path) from None
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def connect(path: Path, *, create: bool = True) -> SqliteConnection:
+    """A connection to the database file, without gitpub's settings or migrations: what
+    `doctor` and a rebuild read before they trust it (`create=False`: never makes one)."""
+    target, uri = (str(path), False) if create else (f"file:{path}?mode=rw", True)
+    try:
+        # isolation_level=None: transactions are explicit, one per unit of work.
+        raw = sqlite3.connect(target, timeout=30.0, isolation_level=None, uri=uri)
+    except sqlite3.Error as exc:
+        raise wrapped(exc, path) from None
+    return SqliteConnection(raw, path)
+
+
 class SqliteStore(Store):
-    """One connection to `state.sqlite3`. Open one per process or thread; never share."""
+    """One connection to the embedded database. Open one per process or thread; never share."""
+
+    conn: SqliteConnection
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -241,23 +340,25 @@ class SqliteStore(Store):
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise unavailable.classify(exc, path) or exc from None
+        self.conn = connect(path)
         try:
-            # isolation_level=None: transactions are explicit, one per unit of work.
-            self.conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
-            self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.execute("PRAGMA busy_timeout=30000")
             self._migrate()
             self._identity = _identity(path)
-        except sqlite3.DatabaseError as exc:
-            self._close_quietly()
+        except Unavailable:
             # A full disk or a failing filesystem is named as such, never as an unusable
             # (then "lost") database: the file is intact and must stay where it is.
-            raise unavailable.classify(exc, path) or GitpubError(
-                f"{path}: unusable job database: {exc}"
-            ) from None
+            self.conn.close()
+            raise
+        except StoreError as exc:
+            self.conn.close()
+            raise Damaged(f"{path}: unusable job database: {exc.detail}", exc.detail) from None
+        except BaseException:
+            self.conn.close()
+            raise
 
     def replaced(self) -> bool:
         """Whether the file this connection reads is no longer the one at its path (deleted
@@ -268,28 +369,15 @@ class SqliteStore(Store):
         except OSError:
             return True
 
-    def _close_quietly(self) -> None:
-        conn = getattr(self, "conn", None)
-        if conn is not None:
-            conn.close()
-
     def _migrate(self) -> None:
         with self.transaction():
-            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            version = scalar(self.conn, "PRAGMA user_version")
             if version > SCHEMA_VERSION:
                 raise GitpubError(
                     f"{self.path}: job database schema {version} is newer than this gitpub "
                     f"({SCHEMA_VERSION}); upgrade gitpub"
                 )
-            for target in range(version, SCHEMA_VERSION):
-                step = _MIGRATIONS[target]
-                if callable(step):
-                    step(self.conn)
-                else:
-                    for statement in step.split(";"):
-                        if statement.strip():
-                            self.conn.execute(statement)
-                self.conn.execute(f"PRAGMA user_version = {target + 1}")
+            migrate(self.conn, version, SCHEMA_VERSION)
             if version == 0:
                 # A new database: it knows every job from now on.
                 self.conn.execute(
@@ -297,13 +385,14 @@ class SqliteStore(Store):
                 )
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[Connection]:
         """BEGIN IMMEDIATE … COMMIT: a writer's unit of work, rolled back on any error."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.raw.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, cast
@@ -12,12 +11,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, cast
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-from gitpub.core.errors import InputError, Signal
+from gitpub.core.errors import InputError, InternalError, Signal
 from gitpub.core.ids import JobId, Sha256
 from gitpub.core.states import State, check_transition
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 from gitpub.store import folders
-from gitpub.store.db import Store, now
+from gitpub.store.db import Connection, Row, Store, now, scalar
 
 
 class JobUpdate(TypedDict, total=False):
@@ -91,9 +90,13 @@ class Job(NamedTuple):
     review_branch: str | None = None  # the branch on the remote it was pushed to
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> Job:
-        keys = row.keys()
-        values = {name: row[name] for name in cls._fields if name in keys}
+    def from_row(cls, row: Row) -> Job:
+        """The job of a whole row; a column it lacks is a bug, never a field's default."""
+        try:
+            values = {name: row[name] for name in cls._fields}
+        except (IndexError, KeyError):
+            missing = sorted(set(cls._fields) - set(row.keys()))
+            raise InternalError(f"a job row without column(s) {', '.join(missing)}") from None
         values["state"] = State(values["state"])
         return cls(**values)
 
@@ -208,16 +211,18 @@ def _canonical(detail: Mapping[str, Any] | None) -> str:
 
 
 def append_event(
-    conn: sqlite3.Connection,
+    conn: Connection,
     job_id: str,
     src: State | None,
     dst: State | None,
     step: str,
     detail: Mapping[str, Any] | None,
 ) -> None:
-    seq = conn.execute(
-        "SELECT COALESCE(MAX(seq), 0) + 1 FROM blog_publication_event WHERE job_id = ?", (job_id,)
-    ).fetchone()[0]
+    seq = scalar(
+        conn,
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM blog_publication_event WHERE job_id = ?",
+        (job_id,),
+    )
     conn.execute(
         "INSERT INTO blog_publication_event (job_id, seq, from_state, to_state, step, detail, at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -233,7 +238,7 @@ def append_event(
     )
 
 
-def note(conn: sqlite3.Connection, job_id: str, step: str, detail: Mapping[str, Any]) -> None:
+def note(conn: Connection, job_id: str, step: str, detail: Mapping[str, Any]) -> None:
     """An event without a state change, inside the caller's transaction. Its row is locked
     first (a no-op update), so two notes on a shared store never race for one `seq`."""
     conn.execute("UPDATE blog_publication SET updated_at = updated_at WHERE job_id = ?", (job_id,))
@@ -259,7 +264,7 @@ def transition(
     detail: Mapping[str, Any] | None = None,
     *,
     operator: bool = False,
-    also: Callable[[sqlite3.Connection], None] | None = None,
+    also: Callable[[Connection], None] | None = None,
     **values: Unpack[JobUpdate],
 ) -> Job:
     """Move job to `to` (one transaction with its event). The row must still be in job.state
@@ -288,7 +293,7 @@ def _update(
     step: str,
     detail: Mapping[str, Any] | None,
     values: Mapping[str, Any],
-    also: Callable[[sqlite3.Connection], None] | None = None,
+    also: Callable[[Connection], None] | None = None,
 ) -> Job:
     with store.transaction() as conn:
         _apply(store, conn, job, to, step, detail, values)
@@ -301,7 +306,7 @@ def _update(
 
 def _apply(
     store: Store,
-    conn: sqlite3.Connection,
+    conn: Connection,
     job: Job,
     to: State | None,
     step: str,
@@ -338,7 +343,7 @@ class Move(NamedTuple):
 
 
 def transition_all(
-    store: Store, moves: Sequence[Move], also: Callable[[sqlite3.Connection], None] | None = None
+    store: Store, moves: Sequence[Move], also: Callable[[Connection], None] | None = None
 ) -> dict[str, Job]:
     """Several changes committed together: each is checked against the table and gets its
     own event, and either all of them happen or none. For bookkeeping over many jobs (a
@@ -371,7 +376,7 @@ def transition_all(
     return fresh
 
 
-def insert(store: Store, conn: sqlite3.Connection, values: Mapping[str, Any]) -> None:
+def insert(store: Store, conn: Connection, values: Mapping[str, Any]) -> None:
     """A new job row (from intake, or remade by a rebuild) with what its folder holds; every
     text is sanitized."""
     names = [name for name in Job._fields if name in values]

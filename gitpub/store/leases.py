@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 from collections.abc import Sequence
 
 from gitpub.scan.sanitize import sanitize
-from gitpub.store.db import Store, at, now, parse_time
+from gitpub.store.db import Connection, Store, at, now, parse_time
 from gitpub.store.jobs import Job, LeaseLost, get, note
 
 
@@ -39,7 +38,7 @@ def lease_holder_dead(owner: str | None) -> bool:
     return False
 
 
-def _note_takeover(conn: sqlite3.Connection, job_id: str, owner: str | None, dead: bool) -> None:
+def _note_takeover(conn: Connection, job_id: str, owner: str | None, dead: bool) -> None:
     """A claim that took a lease someone still held is a takeover after a crash (or a worker
     that stalled past its lease): the history says whose, why, and where the job resumes."""
     row = conn.execute("SELECT state FROM blog_publication WHERE job_id = ?", (job_id,)).fetchone()
@@ -72,20 +71,16 @@ def claim_many(store: Store, job_ids: Sequence[str], owner: str, seconds: float)
     """Take the leases of these jobs in one transaction; returns the ones this call now holds,
     each with its folder as the store recorded it.
 
-    Each row is read `FOR UPDATE SKIP LOCKED`: a row another worker is claiming this instant
-    is skipped, not waited for. The token comes from the store (on the shared store, a
-    sequence: a later claim always holds a larger token) and every write of the job checks
-    it, so a worker whose lease was taken changes nothing."""
+    Each row is held for the claim (`Store.lease_of`: on the shared store, a row another
+    worker is claiming this instant is skipped, not waited for). The token comes from the
+    store (on the shared store, a sequence: a later claim always holds a larger token) and
+    every write of the job checks it, so a worker whose lease was taken changes nothing."""
     stamp = now()
     expires = at(parse_time(stamp) + seconds)
     tokens: dict[str, str] = {}
     with store.transaction() as conn:
         for job_id in job_ids:
-            row = conn.execute(
-                "SELECT lease_owner, lease_token, lease_expires_at FROM blog_publication"
-                " WHERE job_id = ?" + store.skip_locked,
-                (job_id,),
-            ).fetchone()
+            row = store.lease_of(conn, job_id)
             if row is None:
                 continue  # gone, or being claimed by someone else right now
             dead = row["lease_token"] is not None and lease_holder_dead(row["lease_owner"])

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 from gitpub.core.errors import GitpubError
-from gitpub.store import unavailable
-from gitpub.store.db import at
+from gitpub.store.db import FILE, Connection, at, database_file, scalar
+from gitpub.store.errors import StoreError, Unavailable
 
 FIX = "run `git blogpub reconcile --rebuild`"
 _JOB_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -59,48 +58,46 @@ def folder_time(folder: Path) -> str:
         return ""
 
 
-def why_lost(state_dir: Path, conn: sqlite3.Connection | None) -> str | None:
+def why_lost(state_dir: Path, conn: Connection | None) -> str | None:
     """Why the database at `state_dir` counts as lost, or None when it does not.
 
     `conn` is an open connection to it, or None when it could not be opened (or is absent).
-    Raises StoreUnavailable when the machine, not the database, fails the read."""
+    Raises Unavailable when the machine, not the database, fails the read."""
     failure, row = None, None
     if conn is not None:
         try:
             # The common case, answered by one indexed read: a database that knows jobs.
-            if conn.execute("SELECT EXISTS (SELECT 1 FROM blog_publication)").fetchone()[0]:
+            if scalar(conn, "SELECT EXISTS (SELECT 1 FROM blog_publication)"):
                 return None
             row = conn.execute("SELECT value FROM store_meta WHERE name = 'created_at'").fetchone()
-        except sqlite3.DatabaseError as exc:
-            # A full disk or a failing filesystem says nothing about the database: name it.
-            fault = unavailable.classify(exc, state_dir / "state.sqlite3")
-            if fault is not None:
-                raise fault from None
-            failure = f"state.sqlite3 unreadable: {exc}"
+        except Unavailable:
+            raise  # a full disk, a failing filesystem: says nothing of the database
+        except StoreError as exc:
+            failure = f"{FILE} unreadable: {exc.detail}"
     folders = job_folders(state_dir)
     if not folders:
         return None
     count = f"{len(folders)} job folder(s) remain"
     if conn is None:
-        return f"no usable state.sqlite3, {count}"
+        return f"no usable {FILE}, {count}"
     if failure:
         return f"{failure}, {count}"
     born = row[0] if row else ""
     older = [f for f in folders if born and folder_time(f) < born]
     if not older:
         return None  # a first submit under way (or one that died before its row): not a loss
-    return f"state.sqlite3 knows no job, {len(older)} older job folder(s) remain"
+    return f"{FILE} knows no job, {len(older)} older job folder(s) remain"
 
 
 def check_absent(state_dir: Path) -> None:
     """Before a command would create a database: refuse when job folders say one existed."""
-    if not (state_dir / "state.sqlite3").exists():
+    if not database_file(state_dir).exists():
         why = why_lost(state_dir, None)
         if why:
             raise DatabaseLost(why)
 
 
-def check(state_dir: Path, conn: sqlite3.Connection) -> None:
+def check(state_dir: Path, conn: Connection) -> None:
     why = why_lost(state_dir, conn)
     if why:
         raise DatabaseLost(why)

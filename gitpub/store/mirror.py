@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from gitpub.core.files import write_atomic
 from gitpub.core.ids import sha256_hex
+from gitpub.store.db import Connection
 
 Stat = tuple[int, int, int]  # inode, size, mtime_ns
 
@@ -50,7 +50,7 @@ def _files(folder: Path) -> Iterator[tuple[str, Path]]:
 
 
 class Mirror:
-    def __init__(self, conn: Any, root: Path, opened_at: float) -> None:
+    def __init__(self, conn: Connection, root: Path, opened_at: float) -> None:
         self.conn = conn
         self.root = root
         self.opened_ns = int(opened_at * 1e9)
@@ -58,7 +58,7 @@ class Mirror:
         self._seen: dict[tuple[str, str], Stat] = {}  # (job, name) → stat when last in step
         self._pending: list[tuple[str, str, str, Stat]] = []
 
-    def _read_shas(self, conn: Any, job_id: str) -> dict[str, str]:
+    def _read_shas(self, conn: Connection, job_id: str) -> dict[str, str]:
         """Name → sha256 of each of the job's files in the store, read now and remembered."""
         rows = conn.execute(
             "SELECT name, sha256 FROM blog_job_file WHERE job_id = ?", (job_id,)
@@ -66,7 +66,7 @@ class Mirror:
         known = self._known[job_id] = {r[0]: r[1] for r in rows}
         return known
 
-    def keep(self, conn: Any, job_id: str) -> None:
+    def keep(self, conn: Connection, job_id: str) -> None:
         """Inside the caller's transaction: send what this process changed in the folder."""
         folder = self.root / job_id
         if not folder.is_dir():
@@ -129,5 +129,7 @@ class Mirror:
             row = self.conn.execute(
                 "SELECT data FROM blog_job_file WHERE job_id = ? AND name = ?", (job_id, name)
             ).fetchone()
+            if row is None:
+                continue  # gone since its hash was read: the job's change removed it
             write_atomic(path, bytes(row[0]), sync=False)
             self._seen[(job_id, name)] = _stat(path)

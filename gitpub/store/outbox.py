@@ -7,13 +7,12 @@ deterministic id, so re-registering the same change is a no-op."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from gitpub.core import clock
 from gitpub.scan.sanitize import sanitize
-from gitpub.store.db import Store, at, now
+from gitpub.store.db import Connection, Row, Store, at, now
 
 NAMESPACE = "5b0c1e9e-3f7a-5d8c-9a61-0e7f6b2d4c11"
 """The uuid5 namespace of external_sync event ids (text: `status` does not import uuid)."""
@@ -23,7 +22,7 @@ def canonical_payload(payload: Mapping[str, Any]) -> str:
     return sanitize(json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
-def enqueue_publish(conn: sqlite3.Connection, job_id: str) -> None:
+def enqueue_publish(conn: Connection, job_id: str) -> None:
     stamp = now()
     conn.execute(
         "INSERT OR IGNORE INTO blog_publication_outbox"
@@ -33,7 +32,7 @@ def enqueue_publish(conn: sqlite3.Connection, job_id: str) -> None:
     )
 
 
-def settle_publish(conn: sqlite3.Connection, job_id: str, status: str) -> None:
+def settle_publish(conn: Connection, job_id: str, status: str) -> None:
     """Mark the job's publish row with its final status (delivered, skipped, conflict, ...)."""
     conn.execute(
         "UPDATE blog_publication_outbox SET status = ? WHERE event_id = ?",
@@ -61,7 +60,7 @@ class ExternalEvent(NamedTuple):
     next_attempt_at: str
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> ExternalEvent:
+    def from_row(cls, row: Row) -> ExternalEvent:
         return cls(
             event_id=row["event_id"],
             payload=json.loads(row["payload"]),

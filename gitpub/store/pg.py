@@ -1,11 +1,12 @@
 """The shared store on PostgreSQL (SPEC §13): the same rows, queries and promises as the
 embedded store, for fleets of disposable workers.
 
-One database may serve several blogs: each blog (its remote URL without credentials, and its
-branch) has a schema of its own, listed in `public.gitpub_blog`, created and migrated on
-first use. The queries of `gitpub.store` are written once, in the SQL SQLite speaks; this
-connection translates the few spellings PostgreSQL says otherwise, and PostgreSQL's
-exceptions into the DB-API types the rooms above already handle.
+One database may serve several blogs: each blog (its remote's repository, however a node's
+remote URL spells it, and its branch) has a schema of its own, listed in
+`public.gitpub_blog`, created and migrated on first use. The queries of `gitpub.store` are
+written once, in the SQL SQLite speaks, and translated (`gitpub.store.dialect`); psycopg's
+failures become the store's own (`gitpub.store.errors`), each one line that names the host
+and the database, never the URL, which is a secret (`gitpub.store.url`).
 
 What is not a row lives here too (`gitpub.store.mirror`): each job's folder — source, assets,
 step answers, manifest, artifacts — so a worker in a fresh clone can drive any job."""
@@ -14,41 +15,37 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import socket
-import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from gitpub.core import clock
 from gitpub.core.errors import GitpubError
 from gitpub.core.ids import sha256_hex
 from gitpub.scan.sanitize import sanitize
-from gitpub.store import mirror
-from gitpub.store.db import HISTORY_TABLES, Store, at, now, parse_time
+from gitpub.store import mirror, url
+from gitpub.store.blogs import Blog, find_schema, registry
+from gitpub.store.db import Connection as StoreConnection
+from gitpub.store.db import Cursor, Row, Store, at, now, parse_time, scalar
+from gitpub.store.dialect import translate
+from gitpub.store.errors import Duplicate, StoreError, Unavailable
 from gitpub.store.leases import lease_holder_dead
+from gitpub.store.schema import PG_SCHEMA, PG_SCHEMA_VERSION, statements
 
-_JSON_FIELD = re.compile(r"json_extract\((\w+), '\$\.(\w+)'\)")
 IDLE_IN_TRANSACTION = "10s"
 _REGISTRY_LOCK = 0x67697470  # pg_advisory_xact_lock key while a blog's schema is made
+SCHEMA_VERSION = PG_SCHEMA_VERSION
+
+_AGAIN = "run the command again once it is reachable (nothing uncommitted was kept)"
+_CHECK_URL = "check GITPUB_STORE (or [store] url) and that the server accepts connections"
+_ENCODE = "percent-encode what the password holds (% as %25, @ as %40, / as %2F, : as %3A)"
+_SHAPE = "libpq reads postgresql://USER:PASSWORD@HOST:PORT/DATABASE?KEY=VALUE"
 
 
-@lru_cache(maxsize=1024)
-def translate(sql: str) -> str:
-    """A query of `gitpub.store` as PostgreSQL reads it."""
-    sql = sql.replace("%", "%%").replace("?", "%s")
-    sql = _JSON_FIELD.sub(r"(\1::jsonb ->> '\2')", sql)
-    if sql.startswith("INSERT OR IGNORE "):
-        sql = "INSERT " + sql[len("INSERT OR IGNORE ") :] + " ON CONFLICT DO NOTHING"
-    return sql
-
-
-class Row:
+class PgRow:
     """A result row read by name or by position, as `sqlite3.Row` is."""
 
     __slots__ = ("_index", "_values")
@@ -57,7 +54,7 @@ class Row:
         self._index = index
         self._values = values
 
-    def __getitem__(self, key: int | str) -> Any:
+    def __getitem__(self, key: int | str, /) -> Any:
         return self._values[self._index[key] if isinstance(key, str) else key]
 
     def keys(self) -> list[str]:
@@ -70,146 +67,107 @@ class Row:
         return len(self._values)
 
 
-def _rows(cursor: Any) -> Any:
+def _rows(cursor: Any) -> Callable[[Sequence[Any]], Any]:
     description = cursor.description
     if description is None:
         return tuple
     index = {column.name: i for i, column in enumerate(description)}
-    return lambda values: Row(index, values)
+    return lambda values: PgRow(index, values)
 
 
 def _param(value: Any) -> Any:
     return int(value) if isinstance(value, bool) else value
 
 
-class Connection:
-    """The psycopg connection, speaking to `gitpub.store` as an `sqlite3.Connection` does."""
-
-    def __init__(self, pg: Any) -> None:
-        self.pg = pg
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        with _translated_errors():
-            return self.pg.execute(translate(sql), [_param(p) for p in params])
-
-    def executemany(self, sql: str, seq: Sequence[Sequence[Any]]) -> Any:
-        with _translated_errors():
-            cursor = self.pg.cursor()
-            cursor.executemany(translate(sql), [[_param(p) for p in ps] for ps in seq])
-            return cursor
+def _first_line(exc: BaseException) -> str:
+    """libpq's message without its hint lines ("Is the server running …")."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
 
 
-@contextlib.contextmanager
-def _translated_errors() -> Iterator[None]:
+def failure(exc: BaseException, dsn: str, *, opening: bool = False) -> StoreError:
+    """psycopg's failure as the store's own, in one line naming the host and the database,
+    with the advice for this store; every word of it masked."""
     import psycopg
 
-    try:
-        yield
-    except psycopg.IntegrityError as exc:
-        raise sqlite3.IntegrityError(sanitize(str(exc))) from None
-    except psycopg.OperationalError as exc:
-        raise sqlite3.OperationalError(sanitize(str(exc))) from None
+    said = url.mask(_first_line(exc), dsn)
+    store = f"shared store ({url.where(dsn)})"
+    if opening and isinstance(exc, psycopg.ProgrammingError):
+        # libpq could not even read the URL (it quotes the part it choked on).
+        advice = _ENCODE if "percent" in said else _SHAPE
+        message = f"{store}: GITPUB_STORE is not a URL libpq can read: {said}; {advice}"
+        return StoreError(message, said)
+    if opening:
+        return Unavailable(f"{store}: cannot connect: {said}; {_CHECK_URL}", said)
+    if isinstance(exc, psycopg.errors.UniqueViolation):
+        return Duplicate(f"{store}: {said}", said)
+    if isinstance(exc, psycopg.OperationalError):
+        return Unavailable(f"{store}: {said}; {_AGAIN}", said)
+    return StoreError(f"{store}: {said}", said)
 
 
-def blog_identity(remote_url: str, branch: str) -> str:
-    """The blog as every node names it: the remote's URL without credentials or a trailing
-    slash, and the published branch."""
-    parts = urlsplit(remote_url)
-    if parts.scheme and parts.netloc:
-        host = parts.netloc.rpartition("@")[2]
-        remote_url = urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
-    return f"{remote_url.rstrip('/')}#{branch}"
+class PgCursor:
+    __slots__ = ("_conn", "_cursor")
+
+    def __init__(self, cursor: Any, conn: PgConnection) -> None:
+        self._cursor = cursor
+        self._conn = conn
+
+    @property
+    def rowcount(self) -> int:
+        return int(self._cursor.rowcount)
+
+    def fetchone(self) -> Row | None:
+        with self._conn.errors():
+            row: Row | None = self._cursor.fetchone()
+        return row
+
+    def fetchall(self) -> list[Row]:
+        with self._conn.errors():
+            rows: list[Row] = self._cursor.fetchall()
+        return rows
+
+    def __iter__(self) -> Iterator[Row]:
+        with self._conn.errors():
+            yield from self._cursor
 
 
-def schema_name(identity: str) -> str:
-    return "blog_" + sha256_hex(identity.encode("utf-8"))[:20]
+class PgConnection:
+    """The psycopg connection, speaking to `gitpub.store` as the embedded store's does."""
 
+    def __init__(self, pg: Any, dsn: str) -> None:
+        self.pg = pg
+        self._dsn = dsn
 
-_SCHEMA: tuple[str, ...] = (
-    # version 1: the embedded store's schema 5, plus what a disposable worker needs from the
-    # store rather than from its disk. `rowid` orders rows as SQLite's does.
-    """
-    CREATE TABLE blog_publication (
-        job_id TEXT PRIMARY KEY,
-        idempotency_key TEXT NOT NULL UNIQUE,
-        kind TEXT NOT NULL CHECK (kind IN ('article', 'topic')),
-        state TEXT NOT NULL,
-        failure_code TEXT,
-        source_sha256 TEXT NOT NULL,
-        source_path TEXT NOT NULL,
-        topic TEXT,
-        base_commit TEXT,
-        target_path TEXT,
-        target_blob_sha256 TEXT,
-        artifact_dir TEXT,
-        artifact_sha256 TEXT,
-        local_commit TEXT,
-        remote_commit TEXT,
-        attempt INTEGER NOT NULL DEFAULT 0,
-        max_attempts INTEGER NOT NULL,
-        next_retry_at TEXT,
-        last_recheck_head TEXT,
-        last_recheck_delta_sha TEXT,
-        lease_owner TEXT,
-        lease_token TEXT,
-        lease_expires_at TEXT,
-        requested_target TEXT,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        key_display TEXT NOT NULL DEFAULT '',
-        key_legacy INTEGER NOT NULL DEFAULT 0,
-        withdrawn_at TEXT,
-        scheduled_at TEXT,
-        review INTEGER NOT NULL DEFAULT 0,
-        review_branch TEXT,
-        rowid BIGSERIAL NOT NULL
-    );
-    CREATE INDEX blog_publication_source ON blog_publication (source_sha256);
-    CREATE INDEX blog_publication_state ON blog_publication (state, next_retry_at);
-    CREATE INDEX blog_publication_state_updated ON blog_publication (state, updated_at, rowid);
-    CREATE INDEX blog_publication_updated ON blog_publication (updated_at, rowid);
-    CREATE INDEX blog_publication_scheduled ON blog_publication (state, scheduled_at);
-    """
-    + HISTORY_TABLES
-    + """
-    CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE SEQUENCE blog_lease_token;
-    CREATE TABLE blog_job_file (
-        job_id TEXT NOT NULL REFERENCES blog_publication (job_id),
-        name TEXT NOT NULL,
-        sha256 TEXT NOT NULL,
-        data BYTEA NOT NULL,
-        PRIMARY KEY (job_id, name)
-    );
-    CREATE TABLE blog_fleet_lock (
-        name TEXT PRIMARY KEY,
-        holder TEXT NOT NULL,
-        expires_at TEXT NOT NULL
-    );
-    CREATE TABLE blog_step_spool (
-        job_id TEXT NOT NULL,
-        name TEXT NOT NULL,
-        owner TEXT NOT NULL,
-        started_at TEXT NOT NULL,
-        status TEXT,
-        answer BYTEA,
-        PRIMARY KEY (job_id, name)
-    );
-    """,
-)
+    @contextlib.contextmanager
+    def errors(self) -> Iterator[None]:
+        import psycopg
 
-SCHEMA_VERSION = len(_SCHEMA)
+        try:
+            yield
+        except psycopg.Error as exc:
+            raise failure(exc, self._dsn) from None
+
+    def execute(self, sql: str, params: Sequence[Any] = (), /) -> Cursor:
+        with self.errors():
+            return PgCursor(self.pg.execute(translate(sql), [_param(p) for p in params]), self)
+
+    def executemany(self, sql: str, seq: Iterable[Sequence[Any]], /) -> Cursor:
+        with self.errors():
+            cursor = self.pg.cursor()
+            cursor.executemany(translate(sql), [[_param(p) for p in ps] for ps in seq])
+            return PgCursor(cursor, self)
 
 
 class PgStore(Store):
     """One connection to the shared store, scoped to one blog. One per process or thread."""
 
+    conn: PgConnection
     shared = True
-    skip_locked = " FOR UPDATE SKIP LOCKED"
     lock_seconds = 60.0
     """How long a fleet lock holds without its holder: the node's `[retry] lease_seconds`."""
 
-    def __init__(self, url: str, state_dir: Path, identity: str) -> None:
+    def __init__(self, dsn: str, state_dir: Path, blog: Blog) -> None:
         try:
             import psycopg
         except ImportError:
@@ -217,45 +175,46 @@ class PgStore(Store):
                 "GITPUB_STORE names PostgreSQL, but psycopg is not installed "
                 "(pip install 'gitpub[postgresql]')"
             ) from None
-        self.identity = identity
-        self.schema = schema_name(identity)
-        # Never opened: it anchors this node's copies of the blog's job folders, apart from
-        # the embedded store's (a node may leave the shared store and come back).
-        self.path = state_dir / "shared" / self.schema / "store"
+        self.blog = blog
         try:
-            pg = psycopg.connect(url, autocommit=True, row_factory=_rows, connect_timeout=30)
+            pg = psycopg.connect(dsn, autocommit=True, row_factory=_rows, connect_timeout=30)
         except psycopg.Error as exc:
-            why = " ".join(sanitize(str(exc)).split())  # libpq's hint line: one line
-            raise GitpubError(f"shared store: cannot connect: {why}") from None
-        self.conn = Connection(pg)
-        # A worker stopped inside a transaction (SIGSTOP, a paused container) would hold its
-        # row locks for as long as it stays stopped, and a claim skips locked rows: the
-        # server ends such a session instead (our transactions never wait on anything), and
-        # the zombie, resumed, finds its connection gone and changes nothing.
-        pg.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'")
-        self.opened_at = time.time()
-        self._files = mirror.Mirror(self.conn, self.path.parent / "jobs", self.opened_at)
-        self._touched: set[str] = set()
+            raise failure(exc, dsn, opening=True) from None
+        self.conn = PgConnection(pg, dsn)
         try:
-            self._migrate()
+            # A worker stopped inside a transaction (SIGSTOP, a paused container) would hold
+            # its row locks for as long as it stays stopped, and a claim skips locked rows:
+            # the server ends such a session instead (our transactions never wait on
+            # anything), and the zombie, resumed, finds its connection gone, changes nothing.
+            self.conn.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'")
+            self.schema = self._migrate()
             _align_clock(self.conn)
         except BaseException:
             pg.close()
             raise
+        # Never opened: it anchors this node's copies of the blog's job folders, apart from
+        # the embedded store's (a node may leave the shared store and come back).
+        self.path = state_dir / "shared" / self.schema / "store"
+        self.opened_at = time.time()
+        self._files = mirror.Mirror(self.conn, self.path.parent / "jobs", self.opened_at)
+        self._touched: set[str] = set()
 
-    def _migrate(self) -> None:
-        with self.transaction() as conn:
+    @property
+    def identity(self) -> str:
+        return self.blog.identity
+
+    def _migrate(self) -> str:
+        with self.conn.errors(), self.conn.pg.transaction():
+            conn = self.conn
             conn.execute("SELECT pg_advisory_xact_lock(?)", (_REGISTRY_LOCK,))
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS public.gitpub_blog (schema_name TEXT PRIMARY KEY,"
-                " blog TEXT NOT NULL, created_at TEXT NOT NULL)"
-            )
-            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-            conn.execute(f"SET search_path TO {self.schema}")
+            registry(conn)
+            schema = find_schema(conn, self.blog)
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            conn.execute(f"SET search_path TO {schema}")
             known = conn.execute(
                 "SELECT 1 FROM information_schema.tables WHERE table_schema = ?"
                 " AND table_name = 'store_meta'",
-                (self.schema,),
+                (schema,),
             ).fetchone()
             version = 0
             if known:
@@ -265,34 +224,35 @@ class PgStore(Store):
                 version = int(row[0]) if row else 0
             if version > SCHEMA_VERSION:
                 raise GitpubError(
-                    f"shared store: schema {version} of {self.schema} is newer than this "
+                    f"shared store: schema {version} of {schema} is newer than this "
                     f"gitpub ({SCHEMA_VERSION}); upgrade gitpub"
                 )
             for target in range(version, SCHEMA_VERSION):
-                for statement in _SCHEMA[target].split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                for statement in statements(PG_SCHEMA[target]):
+                    conn.execute(statement)
             if version == 0:
-                stamp = now()
-                conn.execute(
-                    "INSERT INTO store_meta (name, value) VALUES ('created_at', ?)", (stamp,)
-                )
-                conn.execute(
-                    "INSERT INTO public.gitpub_blog (schema_name, blog, created_at)"
-                    " VALUES (?, ?, ?) ON CONFLICT (schema_name) DO NOTHING",
-                    (self.schema, sanitize(self.identity), stamp),
-                )
+                self._register(schema)
             conn.execute(
                 "INSERT INTO store_meta (name, value) VALUES ('schema_version', ?)"
                 " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
                 (str(SCHEMA_VERSION),),
             )
+        return schema
+
+    def _register(self, schema: str) -> None:
+        stamp = now()
+        self.conn.execute("INSERT INTO store_meta (name, value) VALUES ('created_at', ?)", (stamp,))
+        self.conn.execute(
+            "INSERT INTO public.gitpub_blog (schema_name, blog, created_at, identity_sha256)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (schema_name) DO NOTHING",
+            (schema, sanitize(self.identity), stamp, sha256_hex(self.identity.encode())),
+        )
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Connection]:
+    def transaction(self) -> Iterator[StoreConnection]:
         committed = False
         try:
-            with _translated_errors(), self.conn.pg.transaction():
+            with self.conn.errors(), self.conn.pg.transaction():
                 yield self.conn
                 # Once per job, however many of its changes the transaction holds.
                 for job_id in sorted(self._touched):
@@ -302,13 +262,22 @@ class PgStore(Store):
             self._touched.clear()
             self._files.settle(committed)
 
-    def lease_token(self, conn: Any) -> str:
+    def lease_of(self, conn: StoreConnection, job_id: str) -> Row | None:
+        """`FOR UPDATE SKIP LOCKED`: a row another worker is claiming this instant is
+        skipped (None), not waited for."""
+        return conn.execute(
+            "SELECT lease_owner, lease_token, lease_expires_at FROM blog_publication"
+            " WHERE job_id = ? FOR UPDATE SKIP LOCKED",
+            (job_id,),
+        ).fetchone()
+
+    def lease_token(self, conn: StoreConnection) -> str:
         """From a sequence: a later claim always holds a larger token (`%020d`, so the text
         sorts as the number)."""
-        value = conn.execute("SELECT nextval('blog_lease_token')").fetchone()[0]
+        value = scalar(conn, "SELECT nextval('blog_lease_token')")
         return f"{int(value):020d}"
 
-    def keep_folder(self, conn: Any, job_id: str) -> None:
+    def keep_folder(self, conn: StoreConnection, job_id: str) -> None:
         self._touched.add(job_id)  # sent when the transaction ends, in it
 
     def fetch_folder(self, job_id: str) -> None:
@@ -335,7 +304,7 @@ class PgStore(Store):
                     (name,),
                 )
                 holder = conn.execute(
-                    "SELECT holder FROM blog_fleet_lock WHERE name = ?" + self.skip_locked,
+                    "SELECT holder FROM blog_fleet_lock WHERE name = ? FOR UPDATE SKIP LOCKED",
                     (name,),
                 ).fetchone()
                 dead = holder is not None and lease_holder_dead(holder[0].partition(" ")[0])
@@ -347,7 +316,7 @@ class PgStore(Store):
                         at(parse_time(stamp) + self.lock_seconds),
                         name,
                         stamp,
-                        holder[0] if dead else None,  # a dead holder's row, else no row
+                        holder[0] if dead and holder else None,  # a dead holder's, else none
                     ),
                 ).rowcount
             if got == 1:
@@ -366,10 +335,10 @@ class PgStore(Store):
         self.conn.pg.close()
 
 
-def _align_clock(conn: Connection) -> None:
+def _align_clock(conn: StoreConnection) -> None:
     """Leases expire by the database's clock: gitpub's clock in this process follows it, so
     nodes whose clocks disagree still agree on when a lease ran out."""
     before = time.time()
-    value = conn.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()[0]
+    value = scalar(conn, "SELECT EXTRACT(EPOCH FROM clock_timestamp())")
     after = time.time()
     clock.align(float(value) - (before + after) / 2)

@@ -8,12 +8,12 @@ answer with ids, paths and counts."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Collection, Iterator
+from pathlib import Path
 
 from gitpub.core.ids import Sha256
 from gitpub.core.states import State
-from gitpub.store.db import Store
+from gitpub.store.db import Connection, Row, SqliteConnection, Store, connect
 from gitpub.store.jobs import Job
 
 
@@ -39,8 +39,8 @@ def allowed_by_events(store: Store, job_id: str) -> set[str]:
     `allow` lists of its events."""
     out: set[str] = set()
     rows = store.conn.execute(
-        "SELECT detail FROM blog_publication_event WHERE job_id = ? AND detail LIKE '%allow%'",
-        (job_id,),
+        "SELECT detail FROM blog_publication_event WHERE job_id = ? AND detail LIKE ?",
+        (job_id, "%allow%"),
     )
     for (detail,) in rows:
         value = json.loads(detail or "{}").get("allow")
@@ -130,29 +130,29 @@ def states_and_times(store: Store) -> dict[str, tuple[State, str]]:
 # not migrate it, and it may be damaged.
 
 
-def open_raw(path: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    return conn
+def open_raw(path: Path) -> SqliteConnection:
+    """The embedded database file as it is: neither created when missing nor migrated."""
+    return connect(path, create=False)
 
 
-def health(conn: sqlite3.Connection) -> tuple[list[str], list[object], int]:
+def health(conn: Connection) -> tuple[list[str], list[object], int]:
     """SQLite's integrity check, its broken foreign keys and the schema version."""
     rows = [r[0] for r in conn.execute("PRAGMA integrity_check")]
-    broken = conn.execute("PRAGMA foreign_key_check").fetchall()
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    return rows, broken, int(version)
+    broken: list[object] = list(conn.execute("PRAGMA foreign_key_check").fetchall())
+    version = conn.execute("PRAGMA user_version").fetchone()
+    return rows, broken, int(version[0]) if version is not None else 0
 
 
-def all_rows(conn: sqlite3.Connection) -> dict[str, sqlite3.Row]:
+def all_rows(conn: Connection) -> dict[str, Row]:
     return {r["job_id"]: r for r in conn.execute("SELECT * FROM blog_publication")}
 
 
-def count(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT COUNT(*) FROM blog_publication").fetchone()[0])
+def count(conn: Connection) -> int:
+    row = conn.execute("SELECT COUNT(*) FROM blog_publication").fetchone()
+    return int(row[0]) if row is not None else 0
 
 
-def steps_newest_first(conn: sqlite3.Connection, job_id: str) -> list[tuple[str, str]]:
+def steps_newest_first(conn: Connection, job_id: str) -> list[tuple[str, str]]:
     """(step, detail) of a job's events, the newest first."""
     rows = conn.execute(
         "SELECT step, detail FROM blog_publication_event WHERE job_id = ? ORDER BY seq DESC",

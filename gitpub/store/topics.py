@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from gitpub.scan.sanitize import sanitize
-from gitpub.store.db import Store
+from gitpub.store.db import Connection, Store
 
 
 def cursor(store: Store, session: str) -> tuple[int, bool] | None:
@@ -17,7 +15,7 @@ def cursor(store: Store, session: str) -> tuple[int, bool] | None:
     return (int(row["close_revision"]), bool(row["is_open"])) if row else None
 
 
-def close(conn: sqlite3.Connection, session: str, revision: int, previous: int) -> bool:
+def close(conn: Connection, session: str, revision: int, previous: int) -> bool:
     """Move the cursor from `previous` to the closed `revision`; False when another close got
     there first."""
     moved = conn.execute(
@@ -40,7 +38,7 @@ def reopen(store: Store, session: str) -> bool:
     return bool(moved == 1)
 
 
-def restore(conn: sqlite3.Connection, session: str, revision: int) -> None:
+def restore(conn: Connection, session: str, revision: int) -> None:
     """A rebuilt database's cursor: the session closed at its highest job's revision."""
     conn.execute(
         "INSERT INTO topic_publication_cursor (session_id, close_revision, is_open)"

@@ -10,7 +10,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from gitpub.core.errors import GitpubError
+from gitpub.store.errors import Unavailable
 
 # SQLite's primary result codes (extended codes carry them in the low byte).
 _PERM, _BUSY, _LOCKED, _NOMEM, _READONLY, _IOERR, _FULL, _CANTOPEN = 3, 5, 6, 7, 8, 10, 13, 14
@@ -36,12 +36,8 @@ _BY_TEXT = (
 )
 
 
-class StoreUnavailable(GitpubError):
-    """The job database cannot be used now, for a reason outside it; it is not lost."""
-
-
-def classify(exc: sqlite3.Error | OSError, path: Path) -> StoreUnavailable | None:
-    """The error as a StoreUnavailable naming the database and the machine's trouble, or None
+def classify(exc: sqlite3.Error | OSError, path: Path) -> Unavailable | None:
+    """The error as a Unavailable naming the database and the machine's trouble, or None
     when the error is about the database's own content (corrupt, not a database)."""
     if isinstance(exc, OSError):
         kind = "disk full" if exc.errno in (28, 122) else _os_kind(exc)  # ENOSPC, EDQUOT
@@ -61,13 +57,13 @@ def _os_kind(exc: OSError) -> str:
     return "I/O error" if exc.errno == 5 else "not writable"  # EIO; EACCES, EROFS, …
 
 
-def _unavailable(path: Path, kind: str, words: str) -> StoreUnavailable:
+def _unavailable(path: Path, kind: str, words: str) -> Unavailable:
     fix = {
         "disk full": "free space on its filesystem and run the command again",
         "locked by another process": "wait for it, or stop it, and run the command again",
     }.get(kind, "fix the filesystem (see the system log) and run the command again")
-    return StoreUnavailable(
-        f"job database {path}: {kind} ({words}); the database itself is not lost: {fix}"
+    return Unavailable(
+        f"job database {path}: {kind} ({words}); the database itself is not lost: {fix}", words
     )
 
 

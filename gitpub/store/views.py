@@ -75,7 +75,7 @@ def page(store: Store, filters: Filters, limit: int, offset: int = 0) -> list[Jo
 def count(store: Store, filters: Filters) -> int:
     where, args = _where(filters)
     row = store.conn.execute(f"SELECT COUNT(*) FROM blog_publication {where}", args).fetchone()
-    return int(row[0])
+    return int(row[0]) if row is not None else 0
 
 
 def by_state(store: Store) -> dict[State, int]:
@@ -89,7 +89,7 @@ def withdrawn_count(store: Store) -> int:
         "SELECT COUNT(*) FROM blog_publication WHERE state = 'PUBLISHED'"
         " AND withdrawn_at IS NOT NULL"
     ).fetchone()
-    return int(row[0])
+    return int(row[0]) if row is not None else 0
 
 
 class Lease(NamedTuple):

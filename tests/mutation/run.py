@@ -233,8 +233,9 @@ MUTANTS = (
     Mutant(
         "a full disk counts as a lost database",
         "gitpub/store/lost.py",
-        "            if fault is not None:\n",
-        "            if False:\n",
+        "        except Unavailable:\n"
+        "            raise  # a full disk, a failing filesystem: says nothing of the database\n",
+        "",
         (
             "tests/store/test_store_faults.py::test_a_full_disk_is_named_never_lost_and_the_store_is_"
             "left_alone",
@@ -778,6 +779,39 @@ MUTANTS = (
         "                found[job.job_id] = _first_with_content(ctx, job, candidates)\n",
         "                pass\n",
         (MODEL + "test_the_promise_holds_on_a_plain_blog[1]", MODEL_FONTS + "[1]"),
+    ),
+    # The store's URL is a secret (issue 35): every message that can carry it is masked.
+    Mutant(
+        "the store URL's password shown in its errors",
+        "gitpub/store/url.py",
+        "    pattern = _secrets_pattern(url) if url else None\n",
+        "    return text\n",
+        (
+            "tests/unit/test_store_url.py::test_libpqs_words_about_an_unencoded_percent_are_masked",
+            "tests/store/test_store_url_secret.py::"
+            "test_a_store_url_libpq_cannot_use_is_one_line_without_its_password",
+        ),
+    ),
+    # One blog, one schema: its name follows the remote URL as git reads it.
+    Mutant(
+        "two spellings of one remote get two schemas",
+        "gitpub/store/blogs.py",
+        '        return f"{remoteurl.normalize(self.remote)}#{self.branch}"\n',
+        "        return self.legacy\n",
+        (
+            "tests/unit/test_remoteurl.py::test_a_blog_is_its_repository_and_its_branch",
+            "tests/store/test_blog_schema.py::test_two_spellings_of_one_remote_share_one_store",
+        ),
+    ),
+    Mutant(
+        "an upgrade leaves a schema named by the old rule behind",
+        "gitpub/store/blogs.py",
+        "    if row is not None:\n        return legacy\n",
+        "",
+        (
+            "tests/store/test_blog_schema.py::"
+            "test_nodes_whose_store_forked_before_the_upgrade_keep_their_own_jobs",
+        ),
     ),
 )
 

@@ -35,7 +35,7 @@ from testing.fixtures import (
 from testing.jobs import distinct
 
 from gitpub.core.states import TERMINAL
-from gitpub.store.pg import blog_identity, schema_name
+from gitpub.store.blogs import blog_identity, schema_name
 
 # States a job stays in until a person acts: once every job is in one, waiting changes nothing.
 SETTLED = {s.value for s in TERMINAL}

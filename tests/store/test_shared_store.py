@@ -20,7 +20,7 @@ from testing.jobs import assert_exactly_once, counting_blog, draft_spool, drafts
 
 from gitpub.context import open_context
 from gitpub.store import leases
-from gitpub.store.pg import blog_identity, schema_name
+from gitpub.store.blogs import blog_identity, schema_name
 from gitpub.sync import edits
 
 

@@ -35,6 +35,7 @@ from gitpub.ops.doctor.state import (
 from gitpub.ops.doctor.validation import check_validation
 from gitpub.ops.doctor.wedges import check_refs, check_stuck_jobs, check_worktrees
 from gitpub.store import reads
+from gitpub.store.db import database_file
 
 __all__ = ["Finding", "ProblemsFound", "Report", "diagnose", "render", "verdict"]
 
@@ -71,7 +72,7 @@ def diagnose(path: Path) -> Report:
             check_leases(report, known)
             check_withdrawn(report, known)
             check_stuck_jobs(report, db, cfg or Config(root=repo.root), known)
-        elif (repo.state_dir / "state.sqlite3").exists() or _database_problem(report):
+        elif database_file(repo.state_dir).exists() or _database_problem(report):
             if cfg is not None:
                 check_trust(report, repo, cfg, 0)
             # An unusable or lost database: nothing below can be judged without it (every

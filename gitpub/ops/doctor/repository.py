@@ -13,6 +13,7 @@ from gitpub.core.errors import ConfigError
 from gitpub.git.process import git_env
 from gitpub.git.repo import Repo, config_value
 from gitpub.ops.doctor.report import OK, PROBLEM, WARNING, Report, some
+from gitpub.store.db import database_file
 from gitpub.sync import hooks
 from gitpub.sync.hooks import setup, tracked
 
@@ -258,7 +259,7 @@ def check_state_dir(report: Report, repo: Repo) -> None:
             state / "jobs",
             state / "locks",
             state / "worktrees",
-            state / "state.sqlite3",
+            database_file(state),
         )
         if p.exists() and not os.access(p, os.W_OK | (os.X_OK if p.is_dir() else 0))
     ]

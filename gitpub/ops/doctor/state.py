@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import sqlite3
 from collections.abc import Iterator
-from typing import Any
 
 from gitpub.config import Config
 from gitpub.core import clock
@@ -18,12 +16,14 @@ from gitpub.git.repo import Repo
 from gitpub.ops import cleanup, worker
 from gitpub.ops.doctor import holders
 from gitpub.ops.doctor.report import OK, PROBLEM, WARNING, Report, some
-from gitpub.store import leases, lost, reads, unavailable
-from gitpub.store.db import SCHEMA_VERSION, now, parse_time
+from gitpub.scan.sanitize import sanitize
+from gitpub.store import leases, lost, reads
+from gitpub.store.db import FILE, SCHEMA_VERSION, Connection, Row, database_file, now, parse_time
+from gitpub.store.errors import StoreError, Unavailable
 
 
 @contextlib.contextmanager
-def shared_database(report: Report, repo: Repo, cfg: Config) -> Iterator[Any]:
+def shared_database(report: Report, repo: Repo, cfg: Config) -> Iterator[Connection | None]:
     """The shared store's view of this blog (every node's jobs); None when unreachable."""
     from gitpub.context import open_shared
     from gitpub.core.errors import GitpubError
@@ -36,18 +36,21 @@ def shared_database(report: Report, repo: Repo, cfg: Config) -> Iterator[Any]:
         return
     try:
         count = reads.count(store.conn)
-        report.add("database", OK, f"shared store, blog schema {store.schema}: {count} job(s)")
+        blog = sanitize(store.blog.identity)  # the remote as git reads it: every spelling's
+        report.add(
+            "database", OK, f"shared store, blog {blog} (schema {store.schema}): {count} job(s)"
+        )
         yield store.conn
     finally:
         store.close()
 
 
 @contextlib.contextmanager
-def database(report: Report, repo: Repo) -> Iterator[sqlite3.Connection | None]:
+def database(report: Report, repo: Repo) -> Iterator[Connection | None]:
     """The job database after `PRAGMA integrity_check`; None when absent or unusable.
 
     Opened without gitpub's Store: that would create a missing one and migrate an old one."""
-    path = repo.state_dir / "state.sqlite3"
+    path = database_file(repo.state_dir)
     rebuild = "git blogpub reconcile --rebuild (rebuilds it from the job folders)"
     if not path.is_file():
         why = lost.why_lost(repo.state_dir, None)
@@ -58,28 +61,29 @@ def database(report: Report, repo: Repo) -> Iterator[sqlite3.Connection | None]:
         yield None
         return
     recover = (
-        f"stop every gitpub worker; in {path.parent}: `sqlite3 state.sqlite3 .recover | sqlite3 "
+        f"stop every gitpub worker; in {path.parent}: `sqlite3 {FILE} .recover | sqlite3 "
         "recovered.sqlite3`, check it with `sqlite3 recovered.sqlite3 'PRAGMA integrity_check'`, "
-        "move state.sqlite3 (and its -wal, -shm files) aside and recovered.sqlite3 in its place"
+        f"move {FILE} (and its -wal, -shm files) aside and recovered.sqlite3 in its place"
     )
-    conn = reads.open_raw(str(path))
+    conn = None
     try:
         try:
+            conn = reads.open_raw(path)
             rows, broken_links, version = reads.health(conn)
-        except sqlite3.DatabaseError as exc:
-            fault = unavailable.classify(exc, path)
-            if fault is not None:
-                # The machine's trouble (a full disk, a failing filesystem): no rebuild, no
-                # recovery of a database that is intact.
-                words, fix = fault.message.split("; the database itself is not lost: ", 1)
-                report.add("database", PROBLEM, f"{words}; not lost", fix)
-            else:
-                report.add(
-                    "database",
-                    PROBLEM,
-                    f"{_lost(repo)}{path}: unusable: {exc}",
-                    _fix(repo, recover),
-                )
+        except Unavailable as fault:
+            # The machine's trouble (a full disk, a failing filesystem): no rebuild, no
+            # recovery of a database that is intact.
+            words, fix = fault.message.split("; the database itself is not lost: ", 1)
+            report.add("database", PROBLEM, f"{words}; not lost", fix)
+            yield None
+            return
+        except StoreError as exc:
+            report.add(
+                "database",
+                PROBLEM,
+                f"{_lost(repo)}{path}: unusable: {exc.detail}",
+                _fix(repo, recover),
+            )
             yield None
             return
         if rows != ["ok"]:
@@ -118,7 +122,8 @@ def database(report: Report, repo: Repo) -> Iterator[sqlite3.Connection | None]:
             report.add("database", OK, f"{path}: integrity check ok (schema {version})")
         yield conn
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
 
 
 def _lost(repo: Repo) -> str:
@@ -132,14 +137,14 @@ def _fix(repo: Repo, recover: str) -> str:
     return f"{recover}; or rebuild it from the job folders: git blogpub reconcile --rebuild"
 
 
-def check_locks(report: Report, repo: Repo, known: dict[str, sqlite3.Row]) -> None:
+def check_locks(report: Report, repo: Repo, known: dict[str, Row]) -> None:
     folder = repo.state_dir / "locks"
     present = [n for n in ORDER if (folder / f"{n}.lock").is_file()]
     if not present:
         report.add("locks", OK, "no lock taken yet")
         return
     locks = Locks(folder)
-    db_file = repo.state_dir / "state.sqlite3"
+    db_file = database_file(repo.state_dir)
     expired = _expired_leases(known)
     for name in present:
         if locks.is_free(name):
@@ -188,7 +193,7 @@ def _report_holder(
         report.add("locks", OK, f"{lock} is held by pid {who.pid}{args}, at work")
 
 
-def _expired_leases(known: dict[str, sqlite3.Row]) -> dict[int, str]:
+def _expired_leases(known: dict[str, Row]) -> dict[int, str]:
     """Local pid → a job whose lease that (live) process holds but no longer renews."""
     out: dict[int, str] = {}
     stamp, host = now(), socket.gethostname()
@@ -205,9 +210,9 @@ _DRIVEN = frozenset(worker.ACTIVE) | {State.RETRY_WAIT, State.FAILED}
 """States a worker still moves a job out of: a stale lease there holds the job up."""
 
 
-def check_withdrawn(report: Report, known: dict[str, sqlite3.Row]) -> None:
+def check_withdrawn(report: Report, known: dict[str, Row]) -> None:
     """Publications taken off the remote branch since (a takedown): never pushed back."""
-    # sqlite3.Row: `in` looks at values, keys() at columns (an old schema has no such column).
+    # A row: `in` looks at values, keys() at columns (an old schema has no such column).
     gone = [i for i, r in known.items() if "withdrawn_at" in r.keys() and r["withdrawn_at"]]  # noqa: SIM118
     if gone:
         report.add(
@@ -219,7 +224,7 @@ def check_withdrawn(report: Report, known: dict[str, sqlite3.Row]) -> None:
         )
 
 
-def check_leases(report: Report, known: dict[str, sqlite3.Row]) -> None:
+def check_leases(report: Report, known: dict[str, Row]) -> None:
     stamp, bad = now(), 0
     take_over = "git blogpub run --until-idle (or git blogpub reconcile) takes the job over"
     for job_id, row in known.items():
@@ -255,7 +260,7 @@ def check_leases(report: Report, known: dict[str, sqlite3.Row]) -> None:
         report.add("leases", OK, "no stale job lease")
 
 
-def check_leftovers(report: Report, repo: Repo, cfg: Config, known: dict[str, sqlite3.Row]) -> None:
+def check_leftovers(report: Report, repo: Repo, cfg: Config, known: dict[str, Row]) -> None:
     """Orphan job worktrees and branches, finished jobs' leftovers, job refs without a job."""
     inv = cleanup.inventory(repo, repo.state_dir)
     infos = {i: cleanup.JobInfo(State(r["state"]), r["updated_at"]) for i, r in known.items()}

@@ -5,7 +5,6 @@ that keep failing the same way."""
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from gitpub.config import Config
 from gitpub.core import clock
@@ -14,7 +13,7 @@ from gitpub.git import repair, worktrees
 from gitpub.git.repo import Repo
 from gitpub.ops.doctor.report import OK, PROBLEM, Report, some
 from gitpub.store import reads
-from gitpub.store.db import parse_time
+from gitpub.store.db import Connection, Row, parse_time
 
 _RUN = "git blogpub run --until-idle"
 
@@ -63,9 +62,7 @@ def check_refs(report: Report, repo: Repo) -> None:
         report.add("wedges", OK, "every ref names an object the repository has")
 
 
-def check_stuck_jobs(
-    report: Report, db: sqlite3.Connection, cfg: Config, known: dict[str, sqlite3.Row]
-) -> None:
+def check_stuck_jobs(report: Report, db: Connection, cfg: Config, known: dict[str, Row]) -> None:
     """Jobs in flight, untouched for longer than a lease, whose last passes all failed."""
     lease = cfg.retry.lease_seconds
     stuck = 0
@@ -92,7 +89,7 @@ def check_stuck_jobs(
         report.add("jobs", OK, "no job in flight going round in circles")
 
 
-def _errors_since_reset(db: sqlite3.Connection, job_id: str) -> tuple[int, str]:
+def _errors_since_reset(db: Connection, job_id: str) -> tuple[int, str]:
     count, last = 0, ""
     for step, detail in reads.steps_newest_first(db, job_id):
         if str(step).startswith("operator:"):
