@@ -147,7 +147,7 @@ def test_one_text_under_two_keys_in_one_batch_publishes_once(blog: Blog) -> None
 def test_a_batch_in_a_font_blog_goes_out_in_one_push_with_the_subset_of_every_article(
     tmp_path: Path,
 ) -> None:
-    from fontkit import COVERED, HANZI, chars, cmap, tiny_blog
+    from testing.fontkit import COVERED, HANZI, chars, cmap, tiny_blog
     from testing.jobs import PUSH_LOG_HOOK
 
     blog = tiny_blog(tmp_path)

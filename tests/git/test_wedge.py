@@ -68,7 +68,7 @@ def fetch_works(blog: Blog) -> None:
 
 def font_counting_blog(base: Path) -> tuple[Blog, Path]:
     """counting_blog with a [fonts] table: every delivery rebuilds subsets in a job worktree."""
-    from fontkit import tiny_blog
+    from testing.fontkit import tiny_blog
 
     script = base / "draft.py"
     script.write_text(DRAFT)
@@ -123,7 +123,7 @@ def test_sigkill_soak_of_the_process_group_never_wedges(
             )
             assert job["target_path"] in files.split()
         # Whatever instant the kills hit, the published subset draws every published article.
-        from fontkit import cmap
+        from testing.fontkit import cmap
 
         assert {ord(c) for c in "今天"} <= cmap(blog.remote_file("public/fonts/blog.woff2"))
         assert drafts(draft_log) == Counter({j: 1 for j in ids})
@@ -164,7 +164,7 @@ def test_a_half_made_worktree_left_by_git_worktree_add_is_repaired(blog: Blog) -
 def test_a_kill_while_gitpub_makes_a_worktree_leaves_fetch_working(tmp_path: Path) -> None:
     """gitpub's own worktrees (made to rebuild font subsets) are registered with a valid HEAD
     and gitdir last: killed right before that last write, git does not see a worktree at all."""
-    from fontkit import tiny_blog
+    from testing.fontkit import tiny_blog
 
     blog = tiny_blog(tmp_path)
     job_id = blog.submit("k", article("新文章", "今天学习写字。"))

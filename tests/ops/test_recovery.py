@@ -522,7 +522,7 @@ def test_locks_taken_out_of_order_raise(tmp_path: Path) -> None:
 def test_crash_with_fonts_never_splits_article_and_subset(tmp_path: Path, point: str) -> None:
     """With a [fonts] table, a job commit carries the article and its rebuilt subset together,
     whatever instant the worker died at."""
-    from fontkit import cmap, tiny_blog
+    from testing.fontkit import cmap, tiny_blog
 
     script = tmp_path / "draft.py"
     script.write_text(DRAFT)
