@@ -21,7 +21,7 @@ from gitpub.core.errors import InputError
 from gitpub.core.states import State
 from gitpub.git.repo import Repo
 from gitpub.mcpserver.tools import FINAL
-from gitpub.scan.sanitize import sanitize_obj
+from gitpub.scan.sanitize import sanitize_name, sanitize_obj
 from gitpub.store import jobs
 from gitpub.store import listing as joblist
 
@@ -65,7 +65,7 @@ def request(args: dict[str, Any], key: str | None) -> intake.Request:
     """The call as the door takes it. Refusals name the text and assets as the Python API
     names them (by the key), or plainly for a dry run, which has no key."""
     files = assets(args.get("assets")) or {}
-    tail = f" for key {key!r}" if key is not None else ""
+    tail = f" for key {sanitize_name(key)!r}" if key is not None else ""
     return intake.Request(
         key if key is not None else "dry-run",
         args["text"],
@@ -106,12 +106,13 @@ def show(root: Path, args: dict[str, Any]) -> dict[str, Any]:
     if (key is None) == (job_id is None):
         raise InputError("give either job_id or key")
     if no_store_yet(root):
-        raise InputError(f"--key {key}: no such job" if key else f"job {job_id}: no such job")
+        shown = f"--key {sanitize_name(key)}" if key is not None else f"job {job_id}"
+        raise InputError(f"{shown}: no such job")
     with open_context(root, need_remote=False) as ctx:
         if key is not None:
             found = intake.by_key(ctx.store, key)
             if found is None:
-                raise InputError(f"--key {key}: no job was submitted with this key")
+                raise InputError(f"--key {sanitize_name(key)}: no job was submitted with this key")
         else:
             found = jobs.require(ctx.store, str(job_id))
         return plain({"job": found.public(), "events": jobs.events(ctx.store, found.job_id)})

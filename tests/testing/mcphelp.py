@@ -7,6 +7,8 @@ import json
 import os
 import random
 import re
+import select
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -96,3 +98,67 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw-wire", "version": "1"},
+    },
+}
+
+
+class RawWire:
+    """`git blogpub mcp` spoken to byte by byte, as a careless or hostile client would: what
+    the SDK's client can never send (bytes that are not UTF-8, `\\ud800` escapes, NaN)."""
+
+    def __init__(self, blog: Blog, errlog: Path) -> None:
+        self.errlog = errlog.open("wb")
+        self.proc = subprocess.Popen(
+            server_argv(blog),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errlog,
+            env=dict(os.environ),
+        )
+        self.send(json.dumps(INITIALIZE).encode())
+        assert self.answer()["id"] == "init"
+        self.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
+    def send(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, timeout: float = 60) -> dict[str, Any]:
+        """The next message the server writes (each on one line, as JSON)."""
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert ready, f"no answer within {timeout:g}s"
+        line = self.proc.stdout.readline()
+        assert line.endswith(b"\n"), line
+        found: dict[str, Any] = json.loads(line.decode("utf-8"))
+        return found
+
+    def call(self, line: bytes) -> dict[str, Any]:
+        self.send(line)
+        return self.answer()
+
+    def close(self) -> list[dict[str, Any]]:
+        """Close the server's input; every message it still writes before it exits."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        rest = self.proc.stdout.read()
+        assert self.proc.wait(60) == 0
+        self.errlog.close()
+        return [json.loads(line) for line in rest.decode("utf-8").splitlines()]
+
+
+def tool_call(request_id: object, tool: str, arguments: bytes) -> bytes:
+    """A `tools/call` line whose arguments are raw bytes (JSON or not, UTF-8 or not)."""
+    head = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call"})[:-1]
+    return f'{head}, "params": {{"name": "{tool}", "arguments": '.encode() + arguments + b"}}"
