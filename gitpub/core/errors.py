@@ -41,6 +41,13 @@ class InputError(GitpubError):
     """A submitted source or argument is unusable."""
 
 
+class UsageError(InputError):
+    """An option value that does not parse (`--at tomorrow`): exit status 2, as for the usage
+    errors click reports, whichever door the value came through."""
+
+    exit_code = 2
+
+
 class KeyReused(InputError):
     """An idempotency key already names a job made for another source (or target).
 

@@ -54,6 +54,8 @@ def main(
     at: str | None = None,
     review: bool = False,
 ) -> None:
+    if at is not None:
+        intake.scheduled_at(at)  # a usage error, said before any file is read
     cfg = config.load(Repo.discover(path).root)
     text = read_source(cfg, source)
     files, labels = read_assets(assets)
