@@ -66,7 +66,10 @@ def check(cfg: Config, root: Path, req: Request) -> Request:
     assets = {}
     for rel, data in sorted(req.assets.items()):
         checks.check_asset_path(checks.text_argument(rel, "--asset"))
-        scan.refuse_file(data, req.labels.get(rel, f"--asset {rel}"), allow=allowed)
+        label = req.labels.get(rel, f"--asset {rel}")
+        if len(data) > cfg.publish.max_asset_bytes:  # before the scan reads it all
+            raise InputError(checks.asset_too_big(label, cfg.publish.max_asset_bytes))
+        scan.refuse_file(data, label, allow=allowed)
         assets[rel] = data
     return req._replace(
         key=key, text=text, target=target, topic=topic, allow=allow, assets=assets, at=when

@@ -70,6 +70,11 @@ def decode_source(data: bytes, name: str, limit: int) -> str:
     return text
 
 
+def asset_too_big(label: str, limit: int) -> str:
+    """The refusal of an asset over `publish.max_asset_bytes`, through any door."""
+    return f"{label}: over the limit of {limit} bytes (publish.max_asset_bytes)"
+
+
 def portable_name(segment: str) -> str | None:
     """Why one path segment is not portable, or None: a reserved Windows device name, a
     character one of the common filesystems refuses, a trailing space or dot, too long."""

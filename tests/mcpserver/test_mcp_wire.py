@@ -150,3 +150,28 @@ def test_a_key_holding_a_credential_is_never_repeated(blog: Blog) -> None:
         lines.append(res.stderr)
     for line in lines:
         assert "Rk4Tn8vQ2zLm" not in line and "password=[REDACTED" in line, line
+
+
+def test_an_asset_over_the_bound_is_refused_before_it_is_decoded(blog: Blog) -> None:
+    """20 MB through MCP: the size is read off the base64 text, nothing is decoded or kept."""
+    import asyncio
+    import base64
+
+    from testing.mcphelp import connect
+
+    big = base64.b64encode(bytes(20 * 1024 * 1024)).decode()
+
+    async def agent() -> str:
+        async with connect(blog) as a:
+            return await a.refused(
+                "submit",
+                key="big",
+                text=article("Big", "A big picture."),
+                assets=[{"path": "big.png", "content_base64": big}],
+            )
+
+    said = asyncio.run(agent())
+    assert said == (
+        "asset 'big.png' for key 'big': over the limit of 10485760 bytes (publish.max_asset_bytes)"
+    )
+    assert jobs_on_disk(blog) == []

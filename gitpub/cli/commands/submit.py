@@ -58,17 +58,19 @@ def main(
         intake.scheduled_at(at)  # a usage error, said before any file is read
     cfg = config.load(Repo.discover(path).root)
     text = read_source(cfg, source)
-    files, labels = read_assets(assets)
+    files, labels = read_assets(assets, cfg.publish.max_asset_bytes)
     source = "<stdin>" if source == "-" else source
     request = intake.Request(key, text, target, topic, allow, files, source, labels, at, review)
     job, created = intake.accept(path, request)
     _report(job, created, as_json)
 
 
-def read_assets(args: tuple[str, ...]) -> tuple[dict[str, bytes], dict[str, str]]:
+def read_assets(args: tuple[str, ...], limit: int) -> tuple[dict[str, bytes], dict[str, str]]:
     """Each `--asset FILE[=REL]` read before anything is recorded: FILE's bytes, to go at REL
     beside the article (by default FILE's own name), and FILE as errors name it; the door
-    checks REL and scans the text."""
+    checks REL and scans the text. At most `limit` bytes each, counted while reading: a file
+    that never ends (`/dev/zero`, a pipe someone keeps writing) is refused, not read until
+    memory runs out."""
     out: dict[str, bytes] = {}
     labels: dict[str, str] = {}
     for arg in args:
@@ -78,7 +80,10 @@ def read_assets(args: tuple[str, ...]) -> tuple[dict[str, bytes], dict[str, str]
             file, rel = arg, Path(arg).name
         if rel in out:
             raise InputError(f"--asset {arg}: another asset also goes to {rel}")
-        out[rel] = _read(Path(file), f"--asset {file}", "file")
+        data = _read(Path(file), f"--asset {file}", "file", limit + 1)
+        if len(data) > limit:
+            raise InputError(checks.asset_too_big(f"--asset {file}", limit))
+        out[rel] = data
         labels[rel] = f"--asset {file}"
     return out, labels
 
