@@ -37,7 +37,7 @@ class _Reader:
         self.data: dict[str, Any] = data
 
     def _key(self, key: str) -> str:
-        return f"{self.table}.{key}"
+        return f"{self.table}.{key}" if key.isprintable() else f"{self.table}.{key!r}"
 
     def _fail(self, key: str, expected: str) -> ConfigError:
         got = type(self.data[key]).__name__

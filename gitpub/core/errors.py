@@ -23,6 +23,12 @@ class Finding(Protocol):
     def fingerprint(self) -> str: ...
 
 
+def one_line(text: str) -> str:
+    """A message as one line of output: a newline or carriage return that a value carried (a
+    key, a file name, a tool's words) is shown escaped, never as a second line."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class GitpubError(Exception):
     """An expected failure with a message meant for the user (exit status 1)."""
 

@@ -28,7 +28,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from gitpub.core.errors import GitpubError
+from gitpub.core.errors import GitpubError, one_line
 from gitpub.mcpserver import calls, tools, wire
 from gitpub.scan.sanitize import sanitize
 
@@ -48,6 +48,10 @@ _VALIDATORS = {name: Draft202012Validator(schema) for name, schema in tools.INPU
 
 def refusal(exc: BaseException) -> str:
     """The one line the CLI would print for this failure (without its `git blogpub: `)."""
+    return one_line(_refusal(exc))
+
+
+def _refusal(exc: BaseException) -> str:
     if isinstance(exc, GitpubError):
         return sanitize(exc.message)
     if isinstance(exc, OSError):

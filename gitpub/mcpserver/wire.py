@@ -32,7 +32,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
 
-from gitpub.scan.sanitize import sanitize
+from gitpub.scan.sanitize import sanitize, sanitize_obj
 
 LINE_LIMIT = 256 * 1024 * 1024
 """Bytes in one message: far above any request the tools accept (an article is at most
@@ -150,13 +150,18 @@ def decode(line: bytes) -> types.JSONRPCMessage:
         code = INVALID_PARAMS if inside else INVALID_REQUEST
         raise Refused(code, f"{where}: a lone surrogate (\\ud800-\\udfff) is not Unicode text", rid)
     try:
-        return types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+        message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False, include_context=False)[0]
         loc = "/".join(str(p) for p in first["loc"][1:]) or "the message"
         raise Refused(
             INVALID_REQUEST, f"not a JSON-RPC 2.0 message: {loc}: {first['msg']}", rid
         ) from None
+    if isinstance(message, types.JSONRPCNotification) and isinstance(obj, dict) and "id" in obj:
+        # An id the model cannot take (null, 1.5, true) made a request read as a notification,
+        # which nobody answers: it is a request with a bad id, and answered as one.
+        raise Refused(INVALID_REQUEST, "id: must be a string or an integer", None)
+    return message
 
 
 def answers(obj: Any) -> bool:
@@ -267,6 +272,14 @@ class Wire:
                 await self._write(item.message)
 
     async def _write(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCError):
+            # The SDK's own refusals quote what they refuse (an unknown method's name): a
+            # token sent there is not repeated either.
+            error = message.error
+            clean: dict[str, Any] = {"message": sanitize(error.message)}
+            if "data" in error.model_fields_set:
+                clean["data"] = sanitize_obj(error.data)
+            message = message.model_copy(update={"error": error.model_copy(update=clean)})
         text = message.model_dump_json(by_alias=True, exclude_unset=True)
         try:
             data = text.encode("utf-8") + b"\n"

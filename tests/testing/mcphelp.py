@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -10,6 +11,7 @@ import re
 import select
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -118,6 +120,7 @@ class RawWire:
 
     def __init__(self, blog: Blog, errlog: Path) -> None:
         self.errlog = errlog.open("wb")
+        self.pending = b""
         self.proc = subprocess.Popen(
             server_argv(blog),
             stdin=subprocess.PIPE,
@@ -134,13 +137,20 @@ class RawWire:
         self.proc.stdin.write(line + b"\n")
         self.proc.stdin.flush()
 
-    def answer(self, timeout: float = 60) -> dict[str, Any]:
-        """The next message the server writes (each on one line, as JSON)."""
+    def answer(self, timeout: float = 60, after: object = None) -> dict[str, Any]:
+        """The next message the server writes (each on one line, as JSON); `after` says
+        what was sent before, should none come. Read from the descriptor into a buffer of
+        our own: a buffered reader would hide a second line that came with the first from
+        `select`."""
         assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        assert ready, f"no answer within {timeout:g}s"
-        line = self.proc.stdout.readline()
-        assert line.endswith(b"\n"), line
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([fd], [], [], timeout)
+            assert ready, f"no answer within {timeout:g}s after {after!r}"
+            chunk = os.read(fd, 1 << 16)
+            assert chunk, f"the server closed its output after {after!r}"
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
         found: dict[str, Any] = json.loads(line.decode("utf-8"))
         return found
 
@@ -152,7 +162,7 @@ class RawWire:
         """Close the server's input; every message it still writes before it exits."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.close()
-        rest = self.proc.stdout.read()
+        rest = self.pending + self.proc.stdout.read()
         assert self.proc.wait(60) == 0
         self.errlog.close()
         return [json.loads(line) for line in rest.decode("utf-8").splitlines()]
@@ -162,3 +172,48 @@ def tool_call(request_id: object, tool: str, arguments: bytes) -> bytes:
     """A `tools/call` line whose arguments are raw bytes (JSON or not, UTF-8 or not)."""
     head = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call"})[:-1]
     return f'{head}, "params": {{"name": "{tool}", "arguments": '.encode() + arguments + b"}}"
+
+
+class BlockingAgent:
+    """An SDK client session kept on an event loop in a thread of its own, called from plain
+    code: a hypothesis test is synchronous, and one session serves all its examples."""
+
+    def __init__(self, blog: Blog) -> None:
+        self.blog = blog
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.failure: BaseException | None = None
+        self.agent: Agent | None = None
+        self.stop: asyncio.Event | None = None
+        self.thread = threading.Thread(target=self.loop.run_until_complete, args=(self._main(),))
+
+    async def _main(self) -> None:
+        self.stop = asyncio.Event()
+        try:
+            async with connect(self.blog) as agent:
+                self.agent = agent
+                self.ready.set()
+                await self.stop.wait()
+        except BaseException as exc:  # said by __enter__ or __exit__, in the test's thread
+            self.failure = exc
+            self.ready.set()
+
+    def __enter__(self) -> BlockingAgent:
+        self.thread.start()
+        assert self.ready.wait(120), "the server did not start"
+        if self.failure is not None:
+            raise self.failure
+        return self
+
+    def call(self, tool: str, args: dict[str, Any]) -> CallToolResult:
+        assert self.agent is not None
+        call = self.agent.session.call_tool(tool, args, read_timeout_seconds=120)
+        return asyncio.run_coroutine_threadsafe(call, self.loop).result(150)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.stop is not None:
+            self.loop.call_soon_threadsafe(self.stop.set)
+        self.thread.join(120)
+        self.loop.close()
+        if self.failure is not None:
+            raise self.failure

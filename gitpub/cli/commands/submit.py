@@ -8,7 +8,7 @@ from pathlib import Path
 from gitpub import config, intake
 from gitpub.cli.commands.output import emit_json, say
 from gitpub.config import Config
-from gitpub.context import open_context
+from gitpub.context import no_store_yet, open_context
 from gitpub.core.errors import InputError
 from gitpub.core.states import State
 from gitpub.git.repo import Repo
@@ -117,6 +117,8 @@ def topic_close(
 
 
 def topic_reopen(path: Path, *, session: str) -> None:
+    if no_store_yet(path):  # never closed on this node: refused without leaving a store
+        raise InputError(topics.never_closed(session))
     with open_context(path) as ctx:
         topics.topic_reopen(ctx.store, session)
         say(f"topic {session} reopened")
