@@ -45,6 +45,19 @@ def test_a_time_that_does_not_parse_is_a_usage_error(blog: Blog, when: str, said
     _nothing_recorded(blog)
 
 
+def test_a_year_before_1000_is_refused_not_stored_with_three_digits(blog: Blog) -> None:
+    """`0999-06-01` was stored as `999-06-01…` (glibc's `%Y` does not pad), sorted after
+    `2026-…`, and its job waited in SCHEDULED forever."""
+    res = blog.blogpub(
+        "submit", "--key", "k", "--source", _source(blog), "--at", "0999-06-01T00:00:00Z"
+    )
+    assert res.returncode == 2, res
+    assert res.stderr == (
+        "git blogpub: --at '0999-06-01T00:00:00Z': gives a moment outside the years 1000 to 9999\n"
+    )
+    _nothing_recorded(blog)
+
+
 def test_the_first_four_digit_year_is_stored_as_four_digits_and_comes_due(blog: Blog) -> None:
     """A moment long past is due at once: it sorts before now, as its four digits say (`999-…`
     sorted after `2026-…`, and such a job waited in SCHEDULED forever)."""
