@@ -64,8 +64,10 @@ def check(cfg: Config, root: Path, req: Request) -> Request:
     text = checks.decode_source(text.encode("utf-8"), req.source, cfg.publish.max_source_bytes)
     scan.refuse(text, req.source, allow=allowed)
     assets = {}
-    for rel, data in sorted(req.assets.items()):
+    for rel in sorted(req.assets):
         checks.check_asset_path(checks.text_argument(rel, "--asset"))
+    checks.check_asset_set(req.assets)
+    for rel, data in sorted(req.assets.items()):
         label = req.labels.get(rel, f"--asset {rel}")
         if len(data) > cfg.publish.max_asset_bytes:  # before the scan reads it all
             raise InputError(checks.asset_too_big(label, cfg.publish.max_asset_bytes))

@@ -148,7 +148,7 @@ def test_raw_argv_bytes_through_a_real_process(blog: Blog) -> None:
     flags = st.sampled_from([b"--key", b"--target", b"--topic", b"--at", b"--asset", b"--allow"])
 
     @given(pairs=st.lists(st.tuples(flags, raw), min_size=1, max_size=3))
-    @fuzzing.budget(0.4)
+    @fuzzing.budget(0.3)
     def one(pairs: list[tuple[bytes, bytes]]) -> None:
         fuzzing.tried("cli-process")
         argv = [b"submit", b"--source", files["good.mdx"].encode()]
@@ -202,7 +202,7 @@ def test_environment_variables_gitpub_reads(blog: Blog) -> None:
     )
 
     @given(env=envs, argv=commands)
-    @fuzzing.budget(0.5)
+    @fuzzing.budget(0.3)
     def one(env: dict[str, str], argv: list[str]) -> None:
         fuzzing.tried("env")
         env = {k: v.replace("\udcff", "").replace("\udc80", "") for k, v in env.items()}

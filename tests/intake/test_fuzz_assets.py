@@ -8,8 +8,10 @@ refusal, and no secret in a name is repeated."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from testing import fuzzing
@@ -100,3 +102,40 @@ def test_asset_names_through_a_dry_run(blog: Blog) -> None:
             assert all(line.startswith(prefixes) for line in head), (name, out)
 
     one()
+
+
+# ---------------------------------------------------------------------------- what it found
+
+
+def test_found_assets_that_no_checkout_can_hold_together_are_refused_first(blog: Blog) -> None:
+    """`images` beside `images/images`: the job folder was half written when the second
+    could not be, and the API raised FileExistsError. Two names equal up to case or
+    normalization are refused alike; nothing is recorded."""
+    from gitpub import Publisher
+    from gitpub.core.errors import InputError
+
+    publisher = Publisher(blog.root)
+    text = article("Twins", "Two assets that cannot both be files.")
+    nfc, nfd = (unicodedata.normalize(f, "café.png") for f in ("NFC", "NFD"))
+    for names, said in (
+        (["images", "images/images"], "--asset 'images': a file where --asset 'images/images'"),
+        (["a.png", "A.png"], "one name up to case"),
+        ([nfc, nfd], "one name up to Unicode normalization (NFC and NFD)"),
+        (["Img/a.png", "img/b.png"], "'img' and 'Img' are one name up to case"),
+    ):
+        with pytest.raises(InputError, match=re.escape(said)):
+            publisher.submit(text, key="twins", assets={n: b"x" for n in names})
+        assert not (blog.root / ".git" / "blogpub").exists(), names
+    cli = blog.blogpub(
+        "submit",
+        "--key",
+        "twins",
+        "--source",
+        "-",
+        "--asset",
+        f"{blog.root / 'README.md'}=a",
+        "--asset",
+        f"{blog.root / 'README.md'}=a/b",
+        input=text,
+    )
+    assert cli.returncode == 1 and cli.stderr.count("\n") == 1, cli
