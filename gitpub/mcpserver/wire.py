@@ -31,6 +31,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 
@@ -280,12 +281,11 @@ class Wire:
             if "data" in error.model_fields_set:
                 clean["data"] = sanitize_obj(error.data)
             message = message.model_copy(update={"error": error.model_copy(update=clean)})
-        text = message.model_dump_json(by_alias=True, exclude_unset=True)
         try:
-            data = text.encode("utf-8") + b"\n"
-        except UnicodeEncodeError:
+            data = message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+        except (UnicodeEncodeError, PydanticSerializationError):
             # Text no UTF-8 holds (a name read from disk as surrogate escapes): never
-            # replaced, and the request still gets its one answer.
+            # replaced, the writer goes on, and the request still gets its one answer.
             rid = getattr(message, "id", None)
             error = types.ErrorData(
                 code=types.INTERNAL_ERROR, message="the answer holds text that is not Unicode"

@@ -5,6 +5,7 @@ the request's id; nothing is replaced, nothing is recorded, and the server serve
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,32 @@ def test_an_asset_over_the_bound_is_refused_before_it_is_decoded(blog: Blog) -> 
         "asset 'big.png' for key 'big': over the limit of 10485760 bytes (publish.max_asset_bytes)"
     )
     assert jobs_on_disk(blog) == []
+
+
+def test_an_answer_no_utf8_can_hold_becomes_an_error_and_the_writer_goes_on(
+    tmp_path: Path,
+) -> None:
+    """An answer carrying a lone surrogate (a name read from disk as surrogate escapes) cannot
+    be written as it is: it is never replaced, the request gets an error in its place, and the
+    next answer is written as usual."""
+    import anyio
+    import mcp_types as types
+
+    from gitpub.mcpserver import wire
+
+    out = tmp_path / "out"
+
+    async def go() -> None:
+        with out.open("wb") as sink, open(os.devnull, "rb") as source:
+            link = wire.Wire(source, sink, wire.streams())
+            await link._write(types.JSONRPCResponse(jsonrpc="2.0", id=1, result={"t": "\udc80"}))
+            await link._write(types.JSONRPCResponse(jsonrpc="2.0", id=2, result={"t": "ok"}))
+
+    anyio.run(go)
+    first, second = (json.loads(line) for line in out.read_bytes().splitlines())
+    assert first == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {"code": -32603, "message": "the answer holds text that is not Unicode"},
+    }
+    assert second == {"jsonrpc": "2.0", "id": 2, "result": {"t": "ok"}}
