@@ -22,6 +22,7 @@ from gitpub import intake
 from gitpub.context import Context, open_context
 from gitpub.core.errors import SecretsFound
 from gitpub.ops import runner
+from gitpub.scan.sanitize import sanitize_name
 from gitpub.store import jobs
 
 __all__ = ["Publisher", "SecretsFound", "Submitted"]
@@ -67,7 +68,8 @@ class Publisher:
         schedules it: the job waits in SCHEDULED until then. `review` pushes it to a review
         branch; it is published once a person merges that branch."""
         files = dict(assets or {})
-        labels = {rel: f"asset {rel!r} for key {key!r}" for rel in files}
+        shown = sanitize_name(key)  # a key may hold a credential; a refusal never repeats it
+        labels = {rel: f"asset {rel!r} for key {shown!r}" for rel in files}
         request = intake.Request(
             key,
             source,
@@ -75,7 +77,7 @@ class Publisher:
             topic,
             tuple(allow),
             files,
-            f"source for key {key!r}",
+            f"source for key {shown!r}",
             labels,
             at,
             review,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from gitpub import config as config_mod
 from gitpub.config import Config
+from gitpub.core import clock
 from gitpub.core.errors import GitpubError
 from gitpub.core.files import write_atomic
 from gitpub.git.locks import Locks
@@ -69,6 +70,7 @@ def memo(memos: dict[str, object], kind: type[M]) -> M:
 
 def open_context(path: Path, *, need_remote: bool = True) -> Context:
     """Discover the repository at or above path, load its config and open its store."""
+    clock.skew()  # a clock that reads nonsense stops the command before it claims anything
     repo = Repo.discover(path)
     cfg = config_mod.load(repo.root)
     if need_remote and not repo.has_remote(cfg.publish.remote):

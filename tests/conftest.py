@@ -11,13 +11,22 @@ from pathlib import Path
 import pygit2
 import pytest
 from pygit2.enums import ConfigLevel
-from testing import pgcluster
+from testing import fuzzing, pgcluster
 from testing.fixtures import (
     STORES,
     TEST_PG,
     Blog,
     make_blog,
 )
+from testing.fuzzing import (  # hooks: the counts of inputs tried, per door
+    pytest_sessionfinish,  # noqa: F401
+    pytest_terminal_summary,  # noqa: F401
+    pytest_testnodedown,  # noqa: F401
+)
+
+# The fuzz tests' hypothesis profile (bounded, derandomized, no database in the tree); the
+# hooks imported above count and report the inputs tried per door.
+fuzzing.register()
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from gitpub.cli import entry, options, webpage
+from gitpub.cli.commands.output import usage_said
 from gitpub.core.states import State  # light: an enum and a table
 
 
@@ -380,13 +381,13 @@ def _show_usage_error(exc: click.UsageError) -> None:
     """click's message, with a hint that works under git: `git blogpub --help` opens the
     manual page (git turns it into `git help blogpub`), `-h` prints the short help."""
     if exc.ctx is None:
-        exc.show()
+        click.echo(f"Error: {usage_said(exc.format_message())}", err=True)
         return
     path = exc.ctx.command_path
     hint = f"Try '{path} -h' for help"
     hint += " or 'git blogpub --help' for the manual." if path == "git blogpub" else "."
     click.echo(f"{exc.ctx.get_usage()}\n{hint}\n", err=True)
-    click.echo(f"Error: {exc.format_message()}", err=True)
+    click.echo(f"Error: {usage_said(exc.format_message())}", err=True)
 
 
 def _invoke(argv: list[str] | None) -> Any:
@@ -400,7 +401,7 @@ def _invoke(argv: list[str] | None) -> Any:
         _show_usage_error(exc)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"Error: {usage_said(exc.format_message())}", err=True)
         sys.exit(exc.exit_code)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from gitpub.cli import options
 from gitpub.cli.options import FLAG, MULTIPLE, VALUE, Option
-from gitpub.core.errors import GitpubError
+from gitpub.core.errors import GitpubError, one_line
 from gitpub.store.errors import StoreError
 
 
@@ -129,10 +129,10 @@ def guarded(call: Callable[[], object]) -> None:
         rc = call()
     except StoreError as exc:
         # Whichever store: one line naming it (never its URL), with that store's advice.
-        _say(f"git blogpub: {sanitize(exc.message)}")
+        _say(f"git blogpub: {one_line(sanitize(exc.message))}")
         sys.exit(1)
     except GitpubError as exc:
-        _say(f"git blogpub: {sanitize(exc.message)}")
+        _say(f"git blogpub: {one_line(sanitize(exc.message))}")
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, EOFError):
         # As click ends a command it runs: a new line, then one word on what happened.
@@ -146,14 +146,15 @@ def guarded(call: Callable[[], object]) -> None:
             sys.exit(1)
         # The filesystem refused (a full disk, a read-only mount): its words, one line.
         where = f": {exc.filename}" if exc.filename else ""
-        _say(f"git blogpub: {sanitize(str(exc.strerror or exc))}{sanitize(where)}")
+        _say(one_line(f"git blogpub: {sanitize(str(exc.strerror or exc))}{sanitize(where)}"))
         sys.exit(1)
     except Exception as exc:  # a bug: one line and exit 3; the traceback goes to the log
         if os.environ.get("GITPUB_DEBUG"):
             raise
         log = _log_bug(exc)
         where = f"the traceback is in {log}" if log else "set GITPUB_DEBUG=1 for the traceback"
-        _say(f"git blogpub: internal error: {type(exc).__name__}: {sanitize(str(exc))} ({where})")
+        said = one_line(sanitize(str(exc)))
+        _say(f"git blogpub: internal error: {type(exc).__name__}: {said} ({where})")
         sys.exit(INTERNAL_ERROR)
     sys.exit(rc if isinstance(rc, int) else 0)
 

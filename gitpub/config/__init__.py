@@ -38,6 +38,7 @@ class PublishConfig(NamedTuple):
     content: tuple[str, ...] = ("content/posts",)
     suffixes: tuple[str, ...] = (".mdx", ".md")
     max_source_bytes: int = 2 * 1024 * 1024
+    max_asset_bytes: int = 10 * 1024 * 1024  # each asset; counted while it is read
     author: str | None = None  # "Name <email>" of job commits; None: gitpub <gitpub@NODE>
     sign: bool = False  # sign job commits with git's own signing setup
     path: str | None = None  # template: {slug}, {title}, {date:<strftime>}

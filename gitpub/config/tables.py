@@ -37,7 +37,7 @@ class _Reader:
         self.data: dict[str, Any] = data
 
     def _key(self, key: str) -> str:
-        return f"{self.table}.{key}"
+        return f"{self.table}.{key}" if key.isprintable() else f"{self.table}.{key!r}"
 
     def _fail(self, key: str, expected: str) -> ConfigError:
         got = type(self.data[key]).__name__
@@ -179,6 +179,7 @@ def publish(path: Path, data: Any) -> PublishConfig:
             "content",
             "suffixes",
             "max_source_bytes",
+            "max_asset_bytes",
             "author",
             "sign",
             "path",
@@ -217,6 +218,7 @@ def publish(path: Path, data: Any) -> PublishConfig:
         content=content,
         suffixes=suffixes,
         max_source_bytes=r.integer("max_source_bytes", d.max_source_bytes, lo=1, hi=2**30),
+        max_asset_bytes=r.integer("max_asset_bytes", d.max_asset_bytes, lo=1, hi=2**30),
         author=_author(path, r.data.get("author")),
         sign=r.boolean("sign", d.sign),
         review=r.boolean("review", d.review),

@@ -23,6 +23,12 @@ class Finding(Protocol):
     def fingerprint(self) -> str: ...
 
 
+def one_line(text: str) -> str:
+    """A message as one line of output: a newline or carriage return that a value carried (a
+    key, a file name, a tool's words) is shown escaped, never as a second line."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class GitpubError(Exception):
     """An expected failure with a message meant for the user (exit status 1)."""
 
@@ -39,6 +45,13 @@ class ConfigError(GitpubError):
 
 class InputError(GitpubError):
     """A submitted source or argument is unusable."""
+
+
+class UsageError(InputError):
+    """An option value that does not parse (`--at tomorrow`): exit status 2, as for the usage
+    errors click reports, whichever door the value came through."""
+
+    exit_code = 2
 
 
 class KeyReused(InputError):

@@ -1,5 +1,11 @@
 """`--since`: a moment given as an age (`90m`, `2h`, `3d`, `1w`) or a UTC date or time
-(`2026-11-30`, `2026-11-30T08:00`, `2026-11-30 08:00:00`)."""
+(`2026-11-30`, `2026-11-30T08:00`, `2026-11-30 08:00:00`); `--at`: a moment to publish at.
+
+Both are ASCII: `\\d` in a Python pattern also takes Arabic-Indic or Devanagari digits, which
+`int()` then reads as numbers (`+١٠m` was ten minutes). Both keep to the years 1000–9999:
+the store writes a time as text that sorts in time order only with a four-digit year (glibc's
+`%Y` writes 999 as `999`, which sorts after 2026), so a moment outside them is refused here,
+with one line, rather than stored where it would never come due."""
 
 from __future__ import annotations
 
@@ -19,24 +25,48 @@ _FORMATS = (
 )
 
 
+def _quoted(text: str) -> str:
+    """The value as an error names it: quoted, and cut short (a value may be any length)."""
+    return repr(text) if len(text) <= 60 else repr(text[:60]) + "…"
+
+
+FIRST = datetime(1000, 1, 1, tzinfo=timezone.utc).timestamp()
+LAST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()
+
+
+def in_years(epoch: float, text: str) -> float:
+    """`epoch`, when it falls in the years 1000–9999; else ValueError naming `text`."""
+    if not FIRST <= epoch <= LAST:
+        raise ValueError(f"{_quoted(text)}: gives a moment outside the years 1000 to 9999")
+    return epoch
+
+
+def _ago(amount: str, unit: str, now: float, text: str) -> float:
+    # float() of a number too long for a double is ±inf, never an error: the range says it.
+    return in_years(now - float(amount) * _UNITS[unit], text)
+
+
 def parse_since(text: str, now: float | None = None) -> float:
     """Seconds since the epoch, or ValueError naming what is accepted."""
     value = text.strip()
-    age = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhdw])", value)
+    age = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhdw])", value, re.ASCII)
     if age:
-        return (time.time() if now is None else now) - float(age[1]) * _UNITS[age[2]]
+        return _ago(age[1], age[2], time.time() if now is None else now, text)
     for fmt in _FORMATS:
+        if not value.isascii():
+            break
         try:
             moment = datetime.strptime(value.removesuffix("Z"), fmt)
         except ValueError:
             continue
-        return moment.replace(tzinfo=timezone.utc).timestamp()
+        return in_years(moment.replace(tzinfo=timezone.utc).timestamp(), text)
     raise ValueError(
-        f"{text!r}: give an age (30m, 2h, 3d, 1w) or a UTC date/time (2026-11-30, 2026-11-30T08:00)"
+        f"{_quoted(text)}: give an age (30m, 2h, 3d, 1w) or a UTC date/time "
+        "(2026-11-30, 2026-11-30T08:00)"
     )
 
 
-_AHEAD = re.compile(r"\+(\d+)([smhd])")
+_AHEAD = re.compile(r"\+(\d+)([smhd])", re.ASCII)
 
 
 def parse_when(text: str, now: float | None = None) -> float:
@@ -47,19 +77,20 @@ def parse_when(text: str, now: float | None = None) -> float:
     value = text.strip()
     ahead = _AHEAD.fullmatch(value)
     if ahead:
-        return (clock.time() if now is None else now) + int(ahead[1]) * _UNITS[ahead[2]]
+        return _ago("-" + ahead[1], ahead[2], clock.time() if now is None else now, text)
     try:
         # fromisoformat only takes `Z` from Python 3.11 on; the floor is 3.10.
         moment = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
     except ValueError:
         moment = None
-    if moment is None or ("T" not in value and " " not in value):
+    if moment is None or not value.isascii() or ("T" not in value and " " not in value):
         raise ValueError(
-            f"{text!r}: give ISO 8601 with an offset (2026-12-24T08:00:00+01:00, "
+            f"{_quoted(text)}: give ISO 8601 with an offset (2026-12-24T08:00:00+01:00, "
             "2026-12-24T07:00:00Z) or a delay (+30s, +15m, +2h, +3d)"
         )
     if moment.tzinfo is None:
         raise ValueError(
-            f"{text!r}: the time needs an offset (…+01:00 or …Z), so every node reads it alike"
+            f"{_quoted(text)}: the time needs an offset (…+01:00 or …Z), "
+            "so every node reads it alike"
         )
-    return moment.timestamp()
+    return in_years(moment.timestamp(), text)

@@ -13,7 +13,7 @@ from gitpub import scan
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.core import crash
-from gitpub.core.errors import InputError, KeyReused
+from gitpub.core.errors import InputError, KeyReused, UsageError
 from gitpub.core.files import write_atomic
 from gitpub.core.ids import JobId, Sha256, sha256_hex
 from gitpub.core.states import State
@@ -45,6 +45,8 @@ def check(cfg: Config, root: Path, req: Request) -> Request:
     """Everything the door refuses, before the store is opened: a refused submit leaves no
     trace, not even an empty job database. A source or a text asset holding a secret nobody
     allowed is refused by the built-in ruleset, whatever the blog's `scan` step is."""
+    # First, as click checks `--since` before anything runs: a usage error is said alone.
+    when = None if req.at is None else scheduled_at(req.at)
     key = checks.text_argument(req.key, "--key")
     if not key.strip():
         raise InputError("--key must not be empty")
@@ -58,28 +60,37 @@ def check(cfg: Config, root: Path, req: Request) -> Request:
     topic = req.topic
     if topic is not None:
         topic = checks.no_secret(checks.text_argument(topic, "--topic"), "--topic")
-    when = None if req.at is None else _when(checks.text_argument(req.at, "--at"))
     text = checks.text_argument(req.text, req.source)
     text = checks.decode_source(text.encode("utf-8"), req.source, cfg.publish.max_source_bytes)
     scan.refuse(text, req.source, allow=allowed)
     assets = {}
-    for rel, data in sorted(req.assets.items()):
+    for rel in sorted(req.assets):
         checks.check_asset_path(checks.text_argument(rel, "--asset"))
-        scan.refuse_file(data, req.labels.get(rel, f"--asset {rel}"), allow=allowed)
+    checks.check_asset_set(req.assets)
+    for rel, data in sorted(req.assets.items()):
+        label = req.labels.get(rel, f"--asset {rel}")
+        if len(data) > cfg.publish.max_asset_bytes:  # before the scan reads it all
+            raise InputError(checks.asset_too_big(label, cfg.publish.max_asset_bytes))
+        scan.refuse_file(data, label, allow=allowed)
         assets[rel] = data
     return req._replace(
         key=key, text=text, target=target, topic=topic, allow=allow, assets=assets, at=when
     )
 
 
-def _when(text: str) -> str:
-    """`--at` as the store writes times (UTC, sorting in time order), or the line refusing it."""
+def scheduled_at(text: str) -> str:
+    """`--at` as the store writes times (UTC, sorting in time order), or the line refusing it:
+    a value that does not parse is a usage error (exit 2), as `--since` is."""
     from gitpub.core.timespec import parse_when  # `submit` without --at never imports it
 
     try:
+        checks.text_argument(text, "--at")
+    except InputError as exc:
+        raise UsageError(exc.message) from None
+    try:
         return at(parse_when(text))
     except (ValueError, OverflowError, OSError) as exc:
-        raise InputError(f"--at {exc}") from None
+        raise UsageError(f"--at {exc}") from None
 
 
 def accept(path: Path, req: Request) -> tuple[Job, bool]:

@@ -9,6 +9,7 @@ sanitized path would publish the job under another name than the one asked for).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -68,6 +69,11 @@ def decode_source(data: bytes, name: str, limit: int) -> str:
     if not text.strip():
         raise InputError(f"{name}: source is empty")
     return text
+
+
+def asset_too_big(label: str, limit: int) -> str:
+    """The refusal of an asset over `publish.max_asset_bytes`, through any door."""
+    return f"{label}: over the limit of {limit} bytes (publish.max_asset_bytes)"
 
 
 def portable_name(segment: str) -> str | None:
@@ -155,6 +161,34 @@ def check_asset_path(rel: str, what: str = "--asset") -> str:
             raise InputError(f"{what} {shown!r}: {why}")
     no_secret(rel, what)
     return rel
+
+
+def check_asset_set(names: Iterable[str], what: str = "--asset") -> None:
+    """Assets that can all be files of one checkout: none where another needs a folder
+    (`images` beside `images/a.png`: the job folder, and every clone, could hold only one),
+    and no two that are one name, or one folder, up to case or Unicode normalization."""
+    given = set(names)
+    folded: dict[str, str] = {}
+    for name in sorted(given):
+        parts = name.split("/")
+        for i in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:i])
+            if i < len(parts) and prefix in given:
+                shown = f"{what} {_shown(name)!r}"
+                raise InputError(f"{what} {_shown(prefix)!r}: a file where {shown} needs a folder")
+            key = unicodedata.normalize("NFC", prefix).casefold()
+            other = folded.setdefault(key, prefix)
+            if other != prefix:
+                raise InputError(
+                    f"{what} {_shown(name)!r}: {_shown(prefix)!r} and {_shown(other)!r} are one "
+                    f"name up to {_differ(prefix, other)}"
+                )
+
+
+def _differ(a: str, b: str) -> str:
+    if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
+        return "Unicode normalization (NFC and NFD)"
+    return "case" if a.casefold() == b.casefold() else "case and Unicode normalization"
 
 
 def check_allow(allow: Iterable[str]) -> tuple[str, ...]:

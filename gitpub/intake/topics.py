@@ -56,7 +56,12 @@ def topic_reopen(store: Store, session: str) -> None:
     not something to create silently."""
     session = sanitize(session)
     if not cursor.reopen(store, session):
-        raise InputError(
-            f"topic {session}: no such session (never closed); `git blogpub topic close "
-            f"{session} --source FILE` starts it"
-        )
+        raise InputError(never_closed(session))
+
+
+def never_closed(session: str) -> str:
+    session = sanitize(session)
+    return (
+        f"topic {session}: no such session (never closed); `git blogpub topic close "
+        f"{session} --source FILE` starts it"
+    )

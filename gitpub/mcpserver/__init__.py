@@ -16,11 +16,13 @@ from pathlib import Path
 def main(path: Path, *, worker: bool, interval: float) -> None:
     """Serve MCP on stdin/stdout for the repository at `path` until the client leaves."""
     from gitpub import config
+    from gitpub.core import clock
     from gitpub.core.errors import GitpubError
     from gitpub.git.repo import Repo
 
     # Fail before serving, with the one line every command gives: an agent host shows a
     # server that exits at once with its stderr, not a server that refuses every call.
+    clock.skew()
     repo = Repo.discover(path)
     cfg = config.load(repo.root)
     if not repo.has_remote(cfg.publish.remote):

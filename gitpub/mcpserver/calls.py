@@ -20,8 +20,9 @@ from gitpub.context import no_store_yet, open_context
 from gitpub.core.errors import InputError
 from gitpub.core.states import State
 from gitpub.git.repo import Repo
+from gitpub.intake import checks
 from gitpub.mcpserver.tools import FINAL
-from gitpub.scan.sanitize import sanitize_obj
+from gitpub.scan.sanitize import sanitize_name, sanitize_obj
 from gitpub.store import jobs
 from gitpub.store import listing as joblist
 
@@ -39,13 +40,13 @@ def plain(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def assets(given: list[dict[str, str]] | None) -> dict[str, bytes] | None:
-    """The assets of a call by name: `content_base64` decoded, `text` as UTF-8 bytes."""
-    if not given:
-        return None
+def assets(given: list[dict[str, str]] | None, limit: int, tail: str = "") -> dict[str, bytes]:
+    """The assets of a call by name: `content_base64` decoded, `text` as UTF-8 bytes; each
+    at most `limit` bytes (`publish.max_asset_bytes`), measured before it is decoded."""
     out: dict[str, bytes] = {}
-    for item in given:
+    for item in given or ():
         name = item["path"]
+        label = f"asset {name!r}{tail}"
         if name in out:
             raise InputError(f"asset {name!r}: given twice")
         if "text" in item:
@@ -53,19 +54,24 @@ def assets(given: list[dict[str, str]] | None) -> dict[str, bytes] | None:
                 out[name] = item["text"].encode("utf-8")
             except UnicodeEncodeError:  # a lone surrogate, which JSON can carry
                 raise InputError(f"asset {name!r}: text is not valid Unicode") from None
-            continue
-        try:
-            out[name] = base64.b64decode(item["content_base64"], validate=True)
-        except (binascii.Error, ValueError):
-            raise InputError(f"asset {name!r}: content_base64 is not base64") from None
+        else:
+            encoded = item["content_base64"]
+            if len(encoded) // 4 * 3 - encoded[-2:].count("=") > limit:
+                raise InputError(checks.asset_too_big(label, limit))
+            try:
+                out[name] = base64.b64decode(encoded, validate=True)
+            except (binascii.Error, ValueError):
+                raise InputError(f"asset {name!r}: content_base64 is not base64") from None
+        if len(out[name]) > limit:
+            raise InputError(checks.asset_too_big(label, limit))
     return out
 
 
-def request(args: dict[str, Any], key: str | None) -> intake.Request:
+def request(args: dict[str, Any], key: str | None, cfg: config.Config) -> intake.Request:
     """The call as the door takes it. Refusals name the text and assets as the Python API
     names them (by the key), or plainly for a dry run, which has no key."""
-    files = assets(args.get("assets")) or {}
-    tail = f" for key {key!r}" if key is not None else ""
+    tail = f" for key {sanitize_name(key)!r}" if key is not None else ""
+    files = assets(args.get("assets"), cfg.publish.max_asset_bytes, tail)
     return intake.Request(
         key if key is not None else "dry-run",
         args["text"],
@@ -80,7 +86,8 @@ def request(args: dict[str, Any], key: str | None) -> intake.Request:
 
 def submit(root: Path, args: dict[str, Any]) -> dict[str, Any]:
     """`git blogpub submit --json`, through the door the Python API uses."""
-    job, created = intake.accept(root, request(args, args["key"]))
+    cfg = config.load(Repo.discover(root).root)
+    job, created = intake.accept(root, request(args, args["key"], cfg))
     return plain({"job_id": job.job_id, "created": created, "state": job.state.value})
 
 
@@ -106,12 +113,13 @@ def show(root: Path, args: dict[str, Any]) -> dict[str, Any]:
     if (key is None) == (job_id is None):
         raise InputError("give either job_id or key")
     if no_store_yet(root):
-        raise InputError(f"--key {key}: no such job" if key else f"job {job_id}: no such job")
+        shown = f"--key {sanitize_name(key)}" if key is not None else f"job {job_id}"
+        raise InputError(f"{shown}: no such job")
     with open_context(root, need_remote=False) as ctx:
         if key is not None:
             found = intake.by_key(ctx.store, key)
             if found is None:
-                raise InputError(f"--key {key}: no job was submitted with this key")
+                raise InputError(f"--key {sanitize_name(key)}: no job was submitted with this key")
         else:
             found = jobs.require(ctx.store, str(job_id))
         return plain({"job": found.public(), "events": jobs.events(ctx.store, found.job_id)})
@@ -133,7 +141,7 @@ def dry_run(root: Path, args: dict[str, Any]) -> dict[str, Any]:
 
     repo = Repo.discover(root)
     cfg = config.load(repo.root)
-    req = intake.check(cfg, repo.root, request(args, None))
+    req = intake.check(cfg, repo.root, request(args, None, cfg))
     with dryrun.scratch_context(repo, cfg) as ctx:
         p = dryrun.preview(ctx, req.text, req.target, dict(req.assets))
     return plain(

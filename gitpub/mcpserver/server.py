@@ -9,6 +9,7 @@ gate, a `wait`) never holds up the calls of the same agent or of the others."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -24,11 +25,10 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from gitpub.core.errors import GitpubError
-from gitpub.mcpserver import calls, tools
+from gitpub.core.errors import GitpubError, one_line
+from gitpub.mcpserver import calls, tools, wire
 from gitpub.scan.sanitize import sanitize
 from gitpub.store.errors import StoreError
 
@@ -48,6 +48,10 @@ _VALIDATORS = {name: Draft202012Validator(schema) for name, schema in tools.INPU
 
 def refusal(exc: BaseException) -> str:
     """The one line the CLI would print for this failure (without its `git blogpub: `)."""
+    return one_line(_refusal(exc))
+
+
+def _refusal(exc: BaseException) -> str:
     if isinstance(exc, GitpubError):
         return sanitize(exc.message)
     if isinstance(exc, OSError):
@@ -58,6 +62,20 @@ def refusal(exc: BaseException) -> str:
     return sanitize(
         f"internal error: {type(exc).__name__}: {exc} (the traceback is in the server's log)"
     )
+
+
+def not_finite(args: dict[str, Any]) -> str | None:
+    """The argument (`timeout_s`, `assets/0/…`) holding NaN or an infinity, if any."""
+    stack: list[tuple[Any, str]] = [(args, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where
+        if isinstance(value, dict):
+            stack.extend((v, f"{where}/{k}" if where else str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}/{i}") for i, v in enumerate(value))
+    return None
 
 
 def _error(line: str) -> types.CallToolResult:
@@ -135,6 +153,11 @@ class Door:
             # Not the tool's failure but the call's: a protocol error, as the spec asks.
             known = ", ".join(tools.NAMES)
             raise MCPError(types.INVALID_PARAMS, sanitize(f"no tool {name!r} (tools: {known})"))
+        odd = not_finite(args)
+        if odd is not None:
+            # NaN compares false with every bound, so the schema alone would let it through
+            # (`wait` would never return); another transport than ours may carry one.
+            return _error(sanitize(f"{name}: {odd}: must be a finite number"))
         wrong = best_match(_VALIDATORS[name].iter_errors(args))
         if wrong is not None:
             where = "/".join(str(p) for p in wrong.absolute_path) or "arguments"
@@ -201,9 +224,15 @@ def build(root: Path) -> Server[Any]:
 
 
 async def serve(root: Path) -> None:
-    """Serve one client on standard input and output until it closes them. While serving,
-    the SDK points file descriptors 0 and 1 elsewhere, so nothing a step or a git child
-    prints can reach the protocol stream."""
+    """Serve one client on standard input and output until it closes them. The wire is read
+    and written by `wire` (strictly: nothing replaced, every request answered); the SDK's
+    server session gets only the messages that passed. While serving, descriptors 0 and 1
+    point elsewhere, so nothing a step or a git child prints can reach the protocol stream."""
     server = build(root)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    pipes = wire.streams()
+    with wire.claimed_stdio() as (inp, out):
+        link = wire.Wire(inp, out, pipes)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(link.read)
+            tg.start_soon(link.write)
+            await server.run(pipes.from_wire, pipes.to_wire, server.create_initialization_options())

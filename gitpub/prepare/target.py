@@ -48,9 +48,7 @@ def assets_verdict(
             return Verdict(State.REVIEW, f"asset {name} has the article's own path {path}")
         twin = collision(path, existing)
         if twin is not None:
-            return Verdict(
-                State.REVIEW, f"asset {path} collides with {twin} on case-insensitive file systems"
-            )
+            return Verdict(State.REVIEW, f"asset {path} collides with {twin}{_why(path, twin)}")
         before = existing.get(path)
         if before is not None and before != assets[name]:
             return Verdict(
@@ -72,9 +70,7 @@ def before_judge(target: Target, data: bytes, existing: Mapping[str, bytes]) -> 
     replace a file nobody asked to replace."""
     twin = collision(target.path, existing)
     if twin is not None:
-        return Verdict(
-            State.REVIEW, f"{target.path} collides with {twin} on case-insensitive file systems"
-        )
+        return Verdict(State.REVIEW, f"{target.path} collides with {twin}{_why(target.path, twin)}")
     before = existing.get(target.path)
     if before is None:
         return None
@@ -120,6 +116,19 @@ def collision(path: str, existing: Iterable[str]) -> str | None:
             if key in mine and mine[key] != real:
                 return real
     return None
+
+
+def _why(path: str, twin: str) -> str:
+    """What makes two names one file, said as it is: case (`Foo.md`, `foo.md`; Windows and
+    macOS by default), Unicode normalization (`café` written NFC and NFD; macOS, and any
+    checkout that normalizes), or both."""
+    mine = _prefixes(path).get(fold(twin), path)  # the part of the path that meets the twin
+    nfc = unicodedata.normalize
+    if nfc("NFC", mine) == nfc("NFC", twin):
+        return " by Unicode normalization (NFC and NFD spell one name on macOS file systems)"
+    if mine.casefold() == twin.casefold():
+        return " on case-insensitive file systems"
+    return " by case and Unicode normalization (one name on macOS file systems)"
 
 
 def _prefixes(path: str) -> dict[str, str]:

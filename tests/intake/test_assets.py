@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import unicodedata
 from pathlib import Path
 
+import pytest
 from testing.fixtures import CONFIG, Blog, make_blog
 
 BUNDLES = CONFIG.replace(
@@ -86,3 +90,95 @@ def test_missing_asset_is_refused_before_anything_is_recorded(blog: Blog) -> Non
     assert res.returncode == 1
     assert res.stderr.strip() == "git blogpub: --asset nope.png: no such file"
     assert not (blog.root / ".git" / "blogpub" / "state.sqlite3").exists()
+
+
+def test_an_asset_equal_to_a_file_up_to_normalization_is_named_so(tmp_path: Path) -> None:
+    """NFD beside NFC is one name on macOS: the reason says Unicode normalization (it once said
+    "case-insensitive"); up to case and normalization, it says both."""
+    blog = make_blog(tmp_path, BUNDLES)
+    composed = unicodedata.normalize("NFC", "café.png")
+    first = tmp_path / "one" / composed
+    first.parent.mkdir()
+    first.write_bytes(PNG)
+    _submit(blog, "a", "---\ntitle: A\nslug: cafe\n---\n\nfirst\n", first)
+    blog.ok("run", "--until-idle")
+    for key, name, why in (
+        ("b", unicodedata.normalize("NFD", composed), "by Unicode normalization"),
+        ("c", unicodedata.normalize("NFD", "CAFÉ.png"), "by case and Unicode normalization"),
+        ("d", "Café.png", "on case-insensitive file systems"),
+    ):
+        other = tmp_path / key / name
+        other.parent.mkdir()
+        other.write_bytes(PNG)
+        job_id = _submit(blog, key, f"---\ntitle: A\nslug: cafe\n---\n\n{key}\n", other)
+        blog.ok("run", "--until-idle")
+        shown = blog.job(job_id)
+        assert shown["job"]["state"] == "REVIEW"
+        reason = next(e for e in shown["events"] if e["step"] == "prepare:done")["detail"]
+        assert reason["reason"] == (
+            f"asset content/posts/cafe/{name} collides with content/posts/cafe/{composed} "
+            + why
+            + {
+                "b": " (NFC and NFD spell one name on macOS file systems)",
+                "c": " (one name on macOS file systems)",
+                "d": "",
+            }[key]
+        )
+
+
+SMALL = CONFIG.replace(
+    'content = ["content/posts"]', 'content = ["content/posts"]\nmax_asset_bytes = 64'
+)
+
+
+def _refused(blog: Blog, args: list[str], needle: str) -> None:
+    res = blog.blogpub(*args, timeout=60)
+    assert res.returncode == 1, res
+    (line,) = res.stderr.splitlines()
+    assert needle in line, line
+    assert not (blog.root / ".git" / "blogpub").exists()  # not even an empty store
+
+
+def test_an_asset_is_bounded_while_it_is_read(tmp_path: Path) -> None:
+    """/dev/zero, a pipe someone keeps writing and a huge (sparse) file are cut off at the
+    bound, never read to the end: one line, exit 1, nothing written; dry-run alike."""
+    blog = make_blog(tmp_path)
+    src = tmp_path / "a.mdx"
+    src.write_text("---\ntitle: A\n---\n\nbody\n")
+    huge = tmp_path / "huge.bin"
+    with huge.open("wb") as fh:
+        fh.truncate(20 * 1024 * 1024)
+    fifo = tmp_path / "endless"
+    os.mkfifo(fifo)
+    # A writer that never stops (it opens the pipe again for each reader that left).
+    endless = f"while :; do yes > '{fifo}'; done"
+    writer = subprocess.Popen(["sh", "-c", endless], stderr=subprocess.DEVNULL)
+    try:
+        for asset in ("/dev/zero", str(fifo), str(huge)):
+            for command in ("submit", "dry-run"):
+                args = [command, "--source", str(src), "--asset", f"{asset}=x.bin"]
+                if command == "submit":
+                    args += ["--key", "k"]
+                _refused(blog, args, f"--asset {asset}: over the limit of 10485760 bytes")
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_the_bound_is_the_blogs_and_holds_at_every_door(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path, SMALL)
+    src = tmp_path / "a.mdx"
+    src.write_text("---\ntitle: A\n---\n\nbody\n")
+    (tmp_path / "ok.bin").write_bytes(bytes(64))
+    (tmp_path / "big.bin").write_bytes(bytes(65))
+    args = ["submit", "--key", "k", "--source", str(src), "--asset"]
+    _refused(blog, [*args, str(tmp_path / "big.bin")], "over the limit of 64 bytes")
+    from gitpub import Publisher
+    from gitpub.core.errors import InputError
+
+    with pytest.raises(InputError, match=r"asset 'big.bin' for key 'k': over the limit of 64"):
+        Publisher(blog.root).submit(
+            "---\ntitle: A\n---\n\nbody\n", key="k", assets={"big.bin": bytes(65)}
+        )
+    assert not (blog.root / ".git" / "blogpub").exists()
+    blog.ok(*args, str(tmp_path / "ok.bin"))

@@ -813,6 +813,35 @@ MUTANTS = (
             "test_nodes_whose_store_forked_before_the_upgrade_keep_their_own_jobs",
         ),
     ),
+    Mutant(
+        "the MCP wire lets a lone surrogate through to the SDK",
+        "gitpub/mcpserver/wire.py",
+        "    where = surrogate_at(obj)\n",
+        "    where = None\n",
+        (
+            "tests/mcpserver/test_mcp_wire.py::"
+            "test_a_lone_surrogate_anywhere_gets_an_answer_naming_it",
+        ),
+    ),
+    Mutant(
+        "the MCP wire replaces bytes that are not UTF-8",
+        "gitpub/mcpserver/wire.py",
+        '        text = line.decode("utf-8")\n',
+        '        text = line.decode("utf-8", "replace")\n',
+        (
+            "tests/mcpserver/test_mcp_wire.py::"
+            "test_bytes_that_are_not_utf8_are_refused_never_replaced",
+        ),
+    ),
+    Mutant(
+        "a moment before the year 1000 is stored with three digits",
+        "gitpub/core/timespec.py",
+        "    if not FIRST <= epoch <= LAST:\n",
+        "    if False:\n",
+        (
+            "tests/core/test_times.py::test_a_year_before_1000_is_refused_not_stored_with_three_digits",
+        ),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).

@@ -167,4 +167,14 @@ def test_a_target_equal_up_to_case_or_normalization_goes_to_review(blog: Blog) -
     decomposed = unicodedata.normalize("NFD", composed)
     second = publish_one(blog, "c", article("Café", "Tea notes."), "--target", decomposed)
     assert second["job"]["state"] == "REVIEW"
-    assert reason(second).endswith(f"collides with {composed} on case-insensitive file systems")
+    assert reason(second) == (
+        f"{decomposed} collides with {composed} by Unicode normalization "
+        "(NFC and NFD spell one name on macOS file systems)"
+    )
+    both = unicodedata.normalize("NFD", "content/posts/CAFÉ.mdx")
+    third = publish_one(blog, "d", article("Café", "Cocoa notes."), "--target", both)
+    assert third["job"]["state"] == "REVIEW"
+    assert reason(third) == (
+        f"{both} collides with {composed} by case and Unicode normalization "
+        "(one name on macOS file systems)"
+    )

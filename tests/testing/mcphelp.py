@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
 import re
+import select
+import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -96,3 +100,120 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw-wire", "version": "1"},
+    },
+}
+
+
+class RawWire:
+    """`git blogpub mcp` spoken to byte by byte, as a careless or hostile client would: what
+    the SDK's client can never send (bytes that are not UTF-8, `\\ud800` escapes, NaN)."""
+
+    def __init__(self, blog: Blog, errlog: Path) -> None:
+        self.errlog = errlog.open("wb")
+        self.pending = b""
+        self.proc = subprocess.Popen(
+            server_argv(blog),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errlog,
+            env=dict(os.environ),
+        )
+        self.send(json.dumps(INITIALIZE).encode())
+        assert self.answer()["id"] == "init"
+        self.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
+    def send(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, timeout: float = 60, after: object = None) -> dict[str, Any]:
+        """The next message the server writes (each on one line, as JSON); `after` says
+        what was sent before, should none come. Read from the descriptor into a buffer of
+        our own: a buffered reader would hide a second line that came with the first from
+        `select`."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([fd], [], [], timeout)
+            assert ready, f"no answer within {timeout:g}s after {after!r}"
+            chunk = os.read(fd, 1 << 16)
+            assert chunk, f"the server closed its output after {after!r}"
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        found: dict[str, Any] = json.loads(line.decode("utf-8"))
+        return found
+
+    def call(self, line: bytes) -> dict[str, Any]:
+        self.send(line)
+        return self.answer()
+
+    def close(self) -> list[dict[str, Any]]:
+        """Close the server's input; every message it still writes before it exits."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        rest = self.pending + self.proc.stdout.read()
+        assert self.proc.wait(60) == 0
+        self.errlog.close()
+        return [json.loads(line) for line in rest.decode("utf-8").splitlines()]
+
+
+def tool_call(request_id: object, tool: str, arguments: bytes) -> bytes:
+    """A `tools/call` line whose arguments are raw bytes (JSON or not, UTF-8 or not)."""
+    head = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call"})[:-1]
+    return f'{head}, "params": {{"name": "{tool}", "arguments": '.encode() + arguments + b"}}"
+
+
+class BlockingAgent:
+    """An SDK client session kept on an event loop in a thread of its own, called from plain
+    code: a hypothesis test is synchronous, and one session serves all its examples."""
+
+    def __init__(self, blog: Blog) -> None:
+        self.blog = blog
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.failure: BaseException | None = None
+        self.agent: Agent | None = None
+        self.stop: asyncio.Event | None = None
+        self.thread = threading.Thread(target=self.loop.run_until_complete, args=(self._main(),))
+
+    async def _main(self) -> None:
+        self.stop = asyncio.Event()
+        try:
+            async with connect(self.blog) as agent:
+                self.agent = agent
+                self.ready.set()
+                await self.stop.wait()
+        except BaseException as exc:  # said by __enter__ or __exit__, in the test's thread
+            self.failure = exc
+            self.ready.set()
+
+    def __enter__(self) -> BlockingAgent:
+        self.thread.start()
+        assert self.ready.wait(120), "the server did not start"
+        if self.failure is not None:
+            raise self.failure
+        return self
+
+    def call(self, tool: str, args: dict[str, Any]) -> CallToolResult:
+        assert self.agent is not None
+        call = self.agent.session.call_tool(tool, args, read_timeout_seconds=120)
+        return asyncio.run_coroutine_threadsafe(call, self.loop).result(150)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.stop is not None:
+            self.loop.call_soon_threadsafe(self.stop.set)
+        self.thread.join(120)
+        self.loop.close()
+        if self.failure is not None:
+            raise self.failure

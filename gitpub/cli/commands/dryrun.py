@@ -27,7 +27,7 @@ def main(path: Path, *, source: str, target: str | None, assets: tuple[str, ...]
     # Checked and refused exactly as submit's door does: a secret nobody allowed, a path that
     # is not portable, an asset that leaves its folder are a submit's first answer.
     name = "<stdin>" if source == "-" else source
-    files, labels = read_assets(assets)
+    files, labels = read_assets(assets, cfg.publish.max_asset_bytes)
     req = intake.check(
         cfg, repo.root, intake.Request("dry-run", text, target, None, (), files, name, labels)
     )

@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from gitpub import fonts
+from gitpub import config, fonts
 from gitpub.cli.commands.output import say, warn
 from gitpub.context import open_context
 from gitpub.core.errors import GitpubError
 from gitpub.fonts import unchanged
+from gitpub.git.repo import Repo
 
 
 class _Bar:
@@ -41,10 +42,12 @@ def _progress() -> _Bar | None:
 
 
 def main(path: Path, *, check: bool) -> None:
+    root = Repo.discover(path).root
+    if config.load(root).fonts is None:
+        # Said before the store is opened: a refusal leaves no trace, not even a job database.
+        raise GitpubError(f"{root / config.CONFIG_NAME}: no [fonts] table; nothing to build")
     with open_context(path, need_remote=False) as ctx:
         cfg, root = ctx.config, ctx.repo.root
-        if cfg.fonts is None:
-            raise GitpubError(f"{root / '.blogpub.toml'}: no [fonts] table; nothing to build")
         if check:
             stale = fonts.stale(cfg, root)
             for output, why in sorted(stale.items()):

@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Any
 
-from gitpub.scan.sanitize import sanitize, sanitize_obj
+from gitpub.scan.sanitize import sanitize, sanitize_name, sanitize_obj
 
 
 def emit_json(obj: Any) -> None:
@@ -28,6 +28,13 @@ def printable(text: str) -> str:
 
 def say(line: str = "") -> None:
     sys.stdout.write(printable(sanitize(line)) + "\n")
+
+
+def usage_said(message: str) -> str:
+    """A usage error's message, which quotes the offending argument (click's words): on one
+    line, printable, and sanitized as a name is, so a token or a `password=…` typed in the
+    wrong place is never repeated."""
+    return printable(sanitize_name(message).replace("\n", " "))
 
 
 def warn(line: str) -> None:

@@ -13,6 +13,7 @@ from gitpub.cli.commands.output import emit_json, say
 from gitpub.context import Context, no_store_yet, open_context
 from gitpub.core.errors import InputError
 from gitpub.core.states import NEEDS_PERSON, State
+from gitpub.scan.sanitize import sanitize_name
 from gitpub.store import jobs, outbox
 from gitpub.store import listing as joblist
 from gitpub.store.db import at, parse_time
@@ -143,7 +144,7 @@ def _find(ctx: Context, job_id: str | None, key: str | None) -> Job:
     if key is not None:
         job = intake.by_key(ctx.store, key)
         if job is None:
-            raise InputError(f"--key {key}: no job was submitted with this key")
+            raise InputError(f"--key {sanitize_name(key)}: no job was submitted with this key")
         return job
     assert job_id is not None
     return jobs.require(ctx.store, job_id)
@@ -151,7 +152,8 @@ def _find(ctx: Context, job_id: str | None, key: str | None) -> Job:
 
 def show(path: Path, *, job_id: str | None, as_json: bool, key: str | None = None) -> None:
     if no_store_yet(path):
-        raise InputError(f"--key {key}: no such job" if key else f"job {job_id}: no such job")
+        shown = f"--key {sanitize_name(key)}" if key is not None else f"job {job_id}"
+        raise InputError(f"{shown}: no such job")
     with open_context(path, need_remote=False) as ctx:
         job = _find(ctx, job_id, key)
         history = jobs.events(ctx.store, job.job_id)

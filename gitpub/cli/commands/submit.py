@@ -8,7 +8,7 @@ from pathlib import Path
 from gitpub import config, intake
 from gitpub.cli.commands.output import emit_json, say
 from gitpub.config import Config
-from gitpub.context import open_context
+from gitpub.context import no_store_yet, open_context
 from gitpub.core.errors import InputError
 from gitpub.core.states import State
 from gitpub.git.repo import Repo
@@ -54,19 +54,23 @@ def main(
     at: str | None = None,
     review: bool = False,
 ) -> None:
+    if at is not None:
+        intake.scheduled_at(at)  # a usage error, said before any file is read
     cfg = config.load(Repo.discover(path).root)
     text = read_source(cfg, source)
-    files, labels = read_assets(assets)
+    files, labels = read_assets(assets, cfg.publish.max_asset_bytes)
     source = "<stdin>" if source == "-" else source
     request = intake.Request(key, text, target, topic, allow, files, source, labels, at, review)
     job, created = intake.accept(path, request)
     _report(job, created, as_json)
 
 
-def read_assets(args: tuple[str, ...]) -> tuple[dict[str, bytes], dict[str, str]]:
+def read_assets(args: tuple[str, ...], limit: int) -> tuple[dict[str, bytes], dict[str, str]]:
     """Each `--asset FILE[=REL]` read before anything is recorded: FILE's bytes, to go at REL
     beside the article (by default FILE's own name), and FILE as errors name it; the door
-    checks REL and scans the text."""
+    checks REL and scans the text. At most `limit` bytes each, counted while reading: a file
+    that never ends (`/dev/zero`, a pipe someone keeps writing) is refused, not read until
+    memory runs out."""
     out: dict[str, bytes] = {}
     labels: dict[str, str] = {}
     for arg in args:
@@ -76,7 +80,10 @@ def read_assets(args: tuple[str, ...]) -> tuple[dict[str, bytes], dict[str, str]
             file, rel = arg, Path(arg).name
         if rel in out:
             raise InputError(f"--asset {arg}: another asset also goes to {rel}")
-        out[rel] = _read(Path(file), f"--asset {file}", "file")
+        data = _read(Path(file), f"--asset {file}", "file", limit + 1)
+        if len(data) > limit:
+            raise InputError(checks.asset_too_big(f"--asset {file}", limit))
+        out[rel] = data
         labels[rel] = f"--asset {file}"
     return out, labels
 
@@ -110,6 +117,8 @@ def topic_close(
 
 
 def topic_reopen(path: Path, *, session: str) -> None:
+    if no_store_yet(path):  # never closed on this node: refused without leaving a store
+        raise InputError(topics.never_closed(session))
     with open_context(path) as ctx:
         topics.topic_reopen(ctx.store, session)
         say(f"topic {session} reopened")
