@@ -23,7 +23,7 @@ from gitpub.core.ids import Oid
 from gitpub.core.states import State
 from gitpub.git import worktrees
 from gitpub.intake import checks
-from gitpub.prepare import manifest, queued, secrets, steps
+from gitpub.prepare import manifest, queued, secrets, similarity_index, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.jobtree import discard_worktree
 from gitpub.prepare.protocol import StepFailed
@@ -246,7 +246,7 @@ class Preparer(Recorder):
         self,
         target: rules.Target,
         text: str,
-        existing: dict[str, bytes],
+        existing: Mapping[str, bytes],
         assets: dict[str, bytes],
         by_operator: bool,
     ) -> dict[str, Any] | Outcome:
@@ -271,12 +271,9 @@ class Preparer(Recorder):
             return {"decision": kind, "target": path, "reason": "same article, new assets"}
         if ruled is not None:
             return Outcome(ruled.state, ruled.reason)
-        suffixes = self.ctx.config.publish.suffixes
-        articles = {p: b for p, b in existing.items() if p.endswith(suffixes)}
-        articles.update(queued.articles(self.ctx, self.job, path))
         verdict = self.checkpoint(
             "judge",
-            lambda: self.judge(path, text, articles),
+            lambda: self.judge(path, text, existing),
             durable=steps.external(self.ctx.config.steps.judge),
         )
         if verdict.get("leaks"):
@@ -289,7 +286,9 @@ class Preparer(Recorder):
             return Outcome(ruled.state, ruled.reason)
         return verdict
 
-    def judge(self, path: str, text: str, articles: dict[str, bytes]) -> dict[str, Any]:
+    def judge(self, path: str, text: str, existing: Mapping[str, bytes]) -> dict[str, Any]:
+        waiting = queued.articles(self.ctx, self.job, path)
+        articles = similarity_index.pool(self.ctx, existing, path, text, waiting, self.beat)
         request = {
             "mode": "prepare",
             "candidate": {"path": path, "text": text},

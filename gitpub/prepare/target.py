@@ -15,6 +15,7 @@ from typing import Any
 
 from gitpub.config import StepsConfig
 from gitpub.core.states import State
+from gitpub.prepare.builtins import shown
 
 
 @dataclass(frozen=True)
@@ -115,9 +116,18 @@ def collision(path: str, existing: Iterable[str]) -> str | None:
     `Foo.md` beside `foo.md`, a name written once in NFC and once in NFD, or a bundle folder
     `Post/` beside `post/`."""
     mine = _prefixes(path)
+    by_depth = list(mine)  # folded prefixes of `path`, shallowest first: one per depth
     for other in sorted(existing):
-        for key, real in _prefixes(other).items():
-            if key in mine and mine[key] != real:
+        # Folding keeps every "/" where it was (no composition or case mapping makes or
+        # takes one), so the folded prefixes of `other` are prefixes of its folded whole:
+        # one fold per path, and most paths of a big blog are passed over by `startswith`.
+        folded = fold(other)
+        for depth, key in enumerate(by_depth):
+            end = len(key)
+            if not folded.startswith(key) or (len(folded) > end and folded[end] != "/"):
+                continue
+            real = "/".join(other.split("/")[: depth + 1])
+            if mine[key] != real:
                 return real
     return None
 
@@ -170,20 +180,20 @@ def after_judge(
     if score >= steps.similarity_skip:
         if steps.similar == "skip" and not target.explicit:
             return Verdict(
-                State.SKIPPED, f'{score:.2f} similar to {similar} ([steps] similar = "skip")'
+                State.SKIPPED, f'{shown(score)} similar to {similar} ([steps] similar = "skip")'
             )
         # SKIPPED is final and nobody looks at it again: a near-duplicate by 3-grams may be
         # another post written from the same template, so a person decides.
         return Verdict(
             State.REVIEW,
-            f"{score:.2f} similar to {similar}: a near-duplicate waits for a person "
+            f"{shown(score)} similar to {similar}: a near-duplicate waits for a person "
             "(retry publishes it, resolve --abandon drops it)",
             str(similar),
         )
     if steps.similar == "review" and score >= steps.similarity_update:
         return Verdict(
             State.REVIEW,
-            f'{score:.2f} similar to {similar} ([steps] similar = "review")',
+            f'{shown(score)} similar to {similar} ([steps] similar = "review")',
             str(similar),
         )
     return None
