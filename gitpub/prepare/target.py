@@ -116,19 +116,17 @@ def collision(path: str, existing: Iterable[str]) -> str | None:
     `Foo.md` beside `foo.md`, a name written once in NFC and once in NFD, or a bundle folder
     `Post/` beside `post/`."""
     mine = _prefixes(path)
-    by_depth = list(mine)  # folded prefixes of `path`, shallowest first: one per depth
+    folders: set[str] = set()  # folders already compared: a big blog has few, and many files
     for other in sorted(existing):
-        # Folding keeps every "/" where it was (no composition or case mapping makes or
-        # takes one), so the folded prefixes of `other` are prefixes of its folded whole:
-        # one fold per path, and most paths of a big blog are passed over by `startswith`.
-        folded = fold(other)
-        for depth, key in enumerate(by_depth):
-            end = len(key)
-            if not folded.startswith(key) or (len(folded) > end and folded[end] != "/"):
-                continue
-            real = "/".join(other.split("/")[: depth + 1])
-            if mine[key] != real:
-                return real
+        folder = other.rpartition("/")[0]
+        if folder and folder not in folders:
+            folders.add(folder)
+            for key, real in _prefixes(folder).items():
+                if key in mine and mine[key] != real:
+                    return real
+        same = mine.get(fold(other))  # the file itself, at the depth it shares with `path`
+        if same is not None and same != other:
+            return other
     return None
 
 

@@ -148,20 +148,21 @@ class GramIndex:
         row = self._one("SELECT value FROM meta WHERE key = 'generation'", ())
         return int(row[0]) if row else 0
 
-    def view(self, name: str, generation: int) -> Known:
+    def view(self, name: str, generation: int) -> tuple[Known, dict[int, str]]:
         """What a view (one clone's articles, as `keep_view` last stored them) knows, when
-        it was stored in this generation; else nothing."""
+        stored in this generation, and the same by number; else nothing."""
         row = self._one(
             "SELECT oids, numbers, counts FROM views WHERE view = ? AND generation = ?",
             (name, generation),
         )
         if row is None:
-            return {}
+            return {}, {}
         oids = row[0].split("\n") if row[0] else []
         numbers, counts = _ids(row[1]), _ids(row[2])
         if not len(oids) == len(numbers) == len(counts):
-            return {}  # not as this module writes it: known again from `blobs`
-        return dict(zip(oids, zip(numbers, counts, strict=True), strict=True))
+            return {}, {}  # not as this module writes it: known again from `blobs`
+        known = dict(zip(oids, zip(numbers, counts, strict=True), strict=True))
+        return known, dict(zip(numbers, oids, strict=True))
 
     def known(self, oids: Iterable[str]) -> Known:
         """The articles among these blob ids that the index holds."""
