@@ -22,7 +22,17 @@ from gitpub.fonts import charset, chunks, engine, unchanged
 from gitpub.fonts.source import FontError, SourceFont, load
 from gitpub.git.repo import Repo
 
-__all__ = ["FontError", "Plan", "gate", "outputs_differ", "plan", "regenerate", "stale"]
+__all__ = [
+    "FontError",
+    "Plan",
+    "compose",
+    "gate",
+    "outputs_differ",
+    "plan",
+    "regenerate",
+    "stale",
+    "stale_reason",
+]
 
 Progress = Callable[[str, int, int], None]
 """progress(label, steps done, steps in all): called as long work moves on."""
@@ -80,7 +90,27 @@ def plan(cfg: Config, root: Path, *, source_blob: str | None = None) -> Plan:
     fc = _fonts(cfg)
     source = load(fc, root, source_blob)
     articles = charset.read_articles(cfg, root)
-    keep = frozenset((articles.chars | charset.always(fc)) & source.coverage)
+    p = compose(fc, root, source, articles, articles.chars)
+    for output in p.outputs():
+        try:
+            data: bytes | None = (root / output).read_bytes()
+        except FileNotFoundError:
+            data = None
+        why = stale_reason(p, output, data)
+        if why:
+            p.reasons[output] = why
+    return p
+
+
+def compose(
+    fc: FontsConfig,
+    root: Path,
+    source: SourceFont,
+    articles: charset.Articles,
+    used: frozenset[int],
+) -> Plan:
+    """The plan's outputs for the characters `used`, before anything is compared."""
+    keep = frozenset((used | charset.always(fc)) & source.coverage)
     p = Plan(root, fc, source, articles, keep)
     if fc.chunked is None:
         p.targets = {output: keep for output in fc.outputs}
@@ -91,30 +121,17 @@ def plan(cfg: Config, root: Path, *, source_blob: str | None = None) -> Plan:
             for name in sorted(parts, key=slices.names().index)
         }
         p.css = (f"{fc.chunked}/{slices.CSS_NAME}", chunks.css(fc, parts))
-    for output in p.targets:
-        why = _why_stale(root / output, p.stamp(output))
-        if why:
-            p.reasons[output] = why
-    if p.css is not None:
-        why = _css_stale(root / p.css[0], p.css[1])
-        if why:
-            p.reasons[p.css[0]] = why
     return p
 
 
-def _css_stale(path: Path, want: str) -> str | None:
-    try:
-        have = path.read_bytes()
-    except FileNotFoundError:
+def stale_reason(p: Plan, output: str, data: bytes | None) -> str | None:
+    """Why `data`, the bytes an output holds now (None: no such file), is not what the plan
+    makes; None when it is."""
+    if data is None:
         return "missing"
-    return None if have == want.encode("utf-8") else "slices changed"
-
-
-def _why_stale(path: Path, want: dict[str, Any]) -> str | None:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return "missing"
+    if p.css is not None and output == p.css[0]:
+        return None if data == p.css[1].encode("utf-8") else "slices changed"
+    want = p.stamp(output)
     have = engine.read_stamp(data)
     if have == want:
         return None

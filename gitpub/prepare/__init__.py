@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -168,7 +168,7 @@ class Preparer(Recorder):
         crash.point("after_gates")
 
         if cfg.fonts is not None:
-            fonts_answer = self.fonts(worktree)
+            fonts_answer = self.fonts(worktree, written)
             if fonts_answer.get("review"):
                 return Outcome(State.REVIEW, f"fonts: {fonts_answer['review']}")
             written += list(fonts_answer.get("outputs", {}))
@@ -308,11 +308,17 @@ class Preparer(Recorder):
         steps.check_gate(name, answer)
         return answer
 
-    def fonts(self, worktree: Path) -> dict[str, Any]:
+    def fonts(self, worktree: Path, written: Sequence[str] = ()) -> dict[str, Any]:
         from gitpub import fonts  # the font engine is heavy; only font-configured repos load it
+        from gitpub.fonts import treegate
 
         def run() -> dict[str, Any]:
             try:
+                if self.tree_base is not None:  # no checkout: the gate reads the commit
+                    files = {p: (worktree / p).read_bytes() for p in written}
+                    return treegate.gate(
+                        self.ctx.config, self.ctx.repo, self.tree_base, worktree, files, self.beat
+                    )
                 return fonts.gate(self.ctx.config, worktree, heartbeat=self.beat)
             except fonts.FontError as exc:
                 raise StepFailed(f"fonts: {exc.message}") from None
@@ -327,6 +333,8 @@ class Preparer(Recorder):
 
     # ---------------------------------------------------------- worktree and manifest
 
+    tree_base: Oid | None = None  # the commit a checkout-free font gate reads
+
     @property
     def artifacts(self) -> Path:
         """The job's sealed files; `manifest.save` copies nothing when they were written here."""
@@ -334,21 +342,25 @@ class Preparer(Recorder):
 
     def worktree(self, base: Oid) -> Path:
         """Where the job's files are written before they are sealed. Not a registered git
-        worktree: the commit is made in memory from the sealed artifacts. The font gate reads
-        the articles and asks git about them, and an external gate may build the whole site
-        (contrib/site_build_gate.py), so for either it is a checkout of base in a repository
-        of its own that borrows the blog's objects. Without them it is the artifact folder
-        itself, and sealing copies nothing."""
+        worktree: the commit is made in memory from the sealed artifacts. An external gate
+        may build the whole site (contrib/site_build_gate.py), and a font gate whose source
+        font is a link into the tree reads it there, so for either it is a checkout of base in
+        a repository of its own that borrows the blog's objects. Otherwise it is the artifact
+        folder itself, sealing copies nothing, and the font gate reads the commit
+        (`gitpub.fonts.treegate`: a checkout would write a CJK font of ~20 MB per job)."""
         place = self.dir / "checkout"
         shutil.rmtree(place, ignore_errors=True)  # whatever a killed worker left
         steps = self.ctx.config.steps
         external_gate = bool(steps.review) or any(
             isinstance(spec, tuple) and spec for spec in (steps.scan, steps.validate)
         )
-        if self.ctx.config.fonts is None and not external_gate:
+        if not external_gate and (
+            self.ctx.config.fonts is None or _fonts_from_tree(self.ctx, base)
+        ):
             # Nothing reads a checkout: the files are written where they are sealed.
             shutil.rmtree(self.artifacts, ignore_errors=True)
             self.artifacts.mkdir(parents=True)
+            self.tree_base = base
             return self.artifacts
         return worktrees.scratch_checkout(self.ctx.repo, base, place)
 
@@ -368,6 +380,12 @@ class Preparer(Recorder):
             durable=False,  # committed with the outcome: see `prepare`
         )
         return Outcome(State.READY_TO_COMMIT)
+
+
+def _fonts_from_tree(ctx: Context, base: Oid) -> bool:
+    from gitpub.fonts import treegate
+
+    return treegate.possible(ctx.config, ctx.repo, base)
 
 
 def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> Job:
