@@ -59,7 +59,15 @@ def band_of(rank: int) -> int:
 def _bands() -> dict[int, str]:
     from gitpub.config.hanbands import ORDER  # 18,000 characters: read on first use only
 
-    return {ord(ch): _band_name(band_of(i)) for i, ch in enumerate(ORDER)}
+    out: dict[int, str] = {}
+    index, start = 0, 0
+    for end, width in TIERS:  # slice by slice: a name per slice, not per character
+        for first in range(start, min(end, len(ORDER)), width):
+            name = _band_name(index)
+            out.update((ord(ch), name) for ch in ORDER[first : min(first + width, end)])
+            index += 1
+        start = end
+    return out
 
 
 def band_count() -> int:
