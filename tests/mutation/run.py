@@ -646,6 +646,20 @@ MUTANTS = (
         "                dead = False\n",
         ("tests/store/test_shared_store.py::test_a_push_lock_whose_holder_died_is_taken_at_once",),
     ),
+    Mutant(
+        "the similarity index looks up one 3-gram too few to prove an article cannot reach",
+        "gitpub/prepare/similarity_index.py",
+        "    need = min(n - math.ceil(floor * n) + 1, n) if floor > 0 else n",
+        "    need = min(n - math.ceil(floor * n), n) if floor > 0 else n",
+        ("tests/prepare/test_similarity_index.py::test_the_index_answers_as_the_whole_blog_does",),
+    ),
+    Mutant(
+        "the font gate on the commit keeps the characters of a removed article version",
+        "gitpub/fonts/usedchars.py",
+        "            counts.subtract(text_chars(blobs[before]))",
+        "            pass",
+        ("tests/fonts/test_fonts_treegate.py::test_the_article_characters_follow_the_tree_delta",),
+    ),
 )
 
 # Promises whose mutant waits for code still being built elsewhere (see docs/testing.md).
