@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -263,14 +263,26 @@ def _sha256_file(path: Path) -> str:
 
 
 def gate(
-    cfg: Config, worktree: Path, heartbeat: Callable[[], None] | None = None
+    cfg: Config,
+    worktree: Path,
+    heartbeat: Callable[[], None] | None = None,
+    *,
+    on: tuple[Repo, str] | None = None,
+    written: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The font gate of prepare, in the job worktree.
+    """The font gate of prepare, in the job worktree — or, `on` (repository, commit) given,
+    in a folder holding only the job's `written` files, reading the rest from the commit
+    (`treegate`).
 
     Writes the stale subsets and answers with the outputs that differ from the worktree's
     HEAD (they belong in the job commit, next to the article), the characters the source
     font lacks, and — under `missing = "review"` — a reason when the change brings in a
     character the font cannot draw. A font that cannot be read raises FontError."""
+    if on is not None:
+        from gitpub.fonts import treegate
+
+        files = {p: (worktree / p).read_bytes() for p in written}
+        return treegate.gate(cfg, on[0], on[1], worktree, files, heartbeat)
     started = time.monotonic()
     log: list[str] = []
     repo = Repo(worktree)

@@ -25,7 +25,7 @@ from gitpub.git import worktrees
 from gitpub.intake import checks
 from gitpub.prepare import manifest, queued, secrets, similarity_index, steps
 from gitpub.prepare import target as rules
-from gitpub.prepare.jobtree import discard_worktree
+from gitpub.prepare.jobtree import discard_worktree, needs_checkout
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder, stored_text
 from gitpub.site import paths
@@ -310,16 +310,11 @@ class Preparer(Recorder):
 
     def fonts(self, worktree: Path, written: Sequence[str] = ()) -> dict[str, Any]:
         from gitpub import fonts  # the font engine is heavy; only font-configured repos load it
-        from gitpub.fonts import treegate
 
         def run() -> dict[str, Any]:
             try:
-                if self.tree_base is not None:  # no checkout: the gate reads the commit
-                    files = {p: (worktree / p).read_bytes() for p in written}
-                    return treegate.gate(
-                        self.ctx.config, self.ctx.repo, self.tree_base, worktree, files, self.beat
-                    )
-                return fonts.gate(self.ctx.config, worktree, heartbeat=self.beat)
+                on = None if self.tree_base is None else (self.ctx.repo, self.tree_base)
+                return fonts.gate(self.ctx.config, worktree, self.beat, on=on, written=written)
             except fonts.FontError as exc:
                 raise StepFailed(f"fonts: {exc.message}") from None
 
@@ -332,7 +327,6 @@ class Preparer(Recorder):
         return answer
 
     # ---------------------------------------------------------- worktree and manifest
-
     tree_base: Oid | None = None  # the commit a checkout-free font gate reads
 
     @property
@@ -342,21 +336,13 @@ class Preparer(Recorder):
 
     def worktree(self, base: Oid) -> Path:
         """Where the job's files are written before they are sealed. Not a registered git
-        worktree: the commit is made in memory from the sealed artifacts. An external gate
-        may build the whole site (contrib/site_build_gate.py), and a font gate whose source
-        font is a link into the tree reads it there, so for either it is a checkout of base in
-        a repository of its own that borrows the blog's objects. Otherwise it is the artifact
-        folder itself, sealing copies nothing, and the font gate reads the commit
-        (`gitpub.fonts.treegate`: a checkout would write a CJK font of ~20 MB per job)."""
+        worktree: the commit is made in memory from the sealed artifacts. When something
+        reads a checkout (`jobtree.needs_checkout`), a checkout of base in a repository of its
+        own that borrows the blog's objects; otherwise the artifact folder itself, sealing
+        copies nothing, and the font gate reads the commit."""
         place = self.dir / "checkout"
         shutil.rmtree(place, ignore_errors=True)  # whatever a killed worker left
-        steps = self.ctx.config.steps
-        external_gate = bool(steps.review) or any(
-            isinstance(spec, tuple) and spec for spec in (steps.scan, steps.validate)
-        )
-        if not external_gate and (
-            self.ctx.config.fonts is None or _fonts_from_tree(self.ctx, base)
-        ):
+        if not needs_checkout(self.ctx, base):
             # Nothing reads a checkout: the files are written where they are sealed.
             shutil.rmtree(self.artifacts, ignore_errors=True)
             self.artifacts.mkdir(parents=True)
@@ -380,12 +366,6 @@ class Preparer(Recorder):
             durable=False,  # committed with the outcome: see `prepare`
         )
         return Outcome(State.READY_TO_COMMIT)
-
-
-def _fonts_from_tree(ctx: Context, base: Oid) -> bool:
-    from gitpub.fonts import treegate
-
-    return treegate.possible(ctx.config, ctx.repo, base)
 
 
 def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> Job:

@@ -23,6 +23,7 @@ job reads only the articles its tree holds that the index has not seen."""
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
@@ -46,19 +47,24 @@ def location() -> Path:
 
 
 class _Opened:
-    """The index file this process opened (kept on the Context), or why it could not."""
+    """The index file as this process opened it (kept on the Context; a connection per
+    thread, as SQLite wants), or why it could not."""
 
     def __init__(self) -> None:
-        self.index: GramIndex | None = None
+        self.indexes: dict[int, GramIndex] = {}
         self.failed = False
 
     def get(self) -> GramIndex | None:
-        if self.index is None and not self.failed:
+        if self.failed:
+            return None
+        thread = threading.get_ident()
+        if thread not in self.indexes:
             try:
-                self.index = GramIndex(location())
+                self.indexes[thread] = GramIndex(location())
             except GramsUnavailable:
                 self.failed = True  # a read-only cache: the judge reads the articles
-        return self.index
+                return None
+        return self.indexes[thread]
 
 
 def pool(

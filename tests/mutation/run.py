@@ -366,8 +366,8 @@ MUTANTS = (
     Mutant(
         "a batch judges no job against the articles earlier jobs are delivering",
         "gitpub/prepare/__init__.py",
-        "        articles.update(queued.articles(self.ctx, self.job, path))\n",
-        "",
+        "        waiting = queued.articles(self.ctx, self.job, path)\n",
+        "        waiting = {}\n",
         ("tests/deliver/test_batch.py::test_one_text_under_two_keys_in_one_batch_publishes_once",),
     ),
     Mutant(
