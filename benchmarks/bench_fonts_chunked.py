@@ -9,9 +9,12 @@ rebuilds what it must:
   single      the font gate, `outputs = [one .woff2]`: the whole subset again
   chunked     the font gate, `chunked = folder`: the one chunk that holds the new character
 
-all in the same run, taking turns; then the bytes on disk. Last, `git blogpub fonts` with
+all in the same run, taking turns; then the bytes on disk. Then `git blogpub fonts` with
 nothing changed against `git blogpub status` (a process per call, start-up included), for
-both modes: what a deploy script pays for calling `fonts` every time.
+both modes: what a deploy script pays for calling `fonts` every time. Last, real blogs (the
+Chinese blogs of tests/corpus/posts, every post): all chunks against one subset of the same
+characters, and what the median article's page loads — the chunks holding any of its
+characters — against that one subset.
 
     python benchmarks/bench_fonts_chunked.py              # 3,000 characters, 5 repetitions
     python benchmarks/bench_fonts_chunked.py --quick      # 500 characters, 3 repetitions
@@ -24,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -134,11 +138,69 @@ def cli_medians(roots: dict[str, Path], reps: int) -> dict[str, float]:
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+POSTS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "posts" / "posts.tar.xz"
+REAL = {
+    "huxblog": "huxblog/_posts/",
+    "xovel": "xovel/source/_posts/",
+    "weekly-practice": "weekly-practice/notes/",
+    "hbchen": "hbchen/content/post/",
+    "lynkxu": "lynkxu/src/content/",
+}
+
+
+def real_pages(source: str, face: int, quality: int, blogs: list[str]) -> None:
+    """All chunks and the median article's page, as multiples of one subset."""
+    from gitpub.config import FontsConfig
+    from gitpub.fonts import charset, engine
+    from gitpub.fonts.source import load
+
+    fc = FontsConfig(source=source, face=face, quality=quality)
+    font = load(fc, Path(source).parent)
+    chosen = engine.choose("auto")
+    sizes: dict[frozenset[int], int] = {}
+
+    def size(cps: frozenset[int]) -> int:
+        if cps not in sizes:
+            sfnt = engine.subset(font, cps, chosen)
+            sizes[cps] = len(engine.encode(sfnt, "woff2", quality, {}))
+        return sizes[cps]
+
+    with tarfile.open(POSTS) as tar:
+        members = [
+            m for m in tar.getmembers() if m.isfile() and m.name.endswith((".md", ".markdown"))
+        ]
+        texts = {m.name: tar.extractfile(m).read() for m in members}  # type: ignore[union-attr]
+    print(f"\nReal blogs, woff2 quality {quality} (goals: all ≤ 1.3×, a median page ≤ 0.6×):")
+    keep = charset.ASCII
+    pooled: list[float] = []
+    for name in blogs:
+        arts = [
+            (charset.text_chars(d) | keep) & font.coverage
+            for n, d in sorted(texts.items())
+            if n.startswith(REAL[name])
+        ]
+        used = frozenset().union(*arts)
+        single = size(used)
+        parts = slices.split(used)
+        chunk = {s: size(c) for s, c in parts.items()}
+        pages = sorted(
+            sum(chunk[s] for s in {slices.slice_of(cp) for cp in a}) / single for a in arts
+        )
+        pooled += pages
+        print(
+            f"  {name:<16}{len(arts):4d} posts {len(used):5,} chars  one subset {single:9,} B  "
+            f"all {len(parts):3d} chunks {sum(chunk.values()) / single:.2f}×  "
+            f"median page {statistics.median(pages):.2f}×"
+        )
+    print(f"  median page of all {len(pooled)} articles: {statistics.median(pooled):.2f}×")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="500 characters, 3 repetitions")
     parser.add_argument("--chars", type=int, default=None)
     parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--blogs", default=",".join(REAL), help="real blogs to measure pages on")
     args = parser.parse_args()
     n = args.chars or (500 if args.quick else 3000)
     reps = args.reps or (3 if args.quick else 5)
@@ -206,6 +268,8 @@ def main() -> None:
         for name, seconds in cli.items():
             print(f"  {name:<16}{seconds * 1000:7.1f} ms  {seconds / cli['status']:.2f}× status")
         print("  (goal: fonts ≤ 1.5× status)")
+        blogs = ["huxblog"] if args.quick else [b for b in args.blogs.split(",") if b]
+        real_pages(source, face, 4 if args.quick else 10, blogs)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""The Han order of the chunked font slicing, most frequent first, in bands of
-`slices.BAND`: written by `python -m gitpub.config.slices DICT` from jieba's word list
+"""The Han order of the chunked font slicing, most frequent first, sliced by
+`slices.TIERS`: written by `python -m gitpub.config.slices DICT` from jieba's word list
 (jieba 0.42.1, jieba/dict.txt, MIT licence) by `slices.derive_han_order`, then the
 characters of the national standards' tiers the list lacks. Never edit it by hand, and
 never regenerate it without a reason: a changed order moves characters between chunks

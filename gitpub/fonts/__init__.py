@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,17 @@ from gitpub.fonts import charset, chunks, engine, unchanged
 from gitpub.fonts.source import FontError, SourceFont, load
 from gitpub.git.repo import Repo
 
-__all__ = ["FontError", "Plan", "gate", "outputs_differ", "plan", "regenerate", "stale"]
+__all__ = [
+    "FontError",
+    "Plan",
+    "compose",
+    "gate",
+    "outputs_differ",
+    "plan",
+    "regenerate",
+    "stale",
+    "stale_reason",
+]
 
 Progress = Callable[[str, int, int], None]
 """progress(label, steps done, steps in all): called as long work moves on."""
@@ -80,7 +90,27 @@ def plan(cfg: Config, root: Path, *, source_blob: str | None = None) -> Plan:
     fc = _fonts(cfg)
     source = load(fc, root, source_blob)
     articles = charset.read_articles(cfg, root)
-    keep = frozenset((articles.chars | charset.always(fc)) & source.coverage)
+    p = compose(fc, root, source, articles, articles.chars)
+    for output in p.outputs():
+        try:
+            data: bytes | None = (root / output).read_bytes()
+        except FileNotFoundError:
+            data = None
+        why = stale_reason(p, output, data)
+        if why:
+            p.reasons[output] = why
+    return p
+
+
+def compose(
+    fc: FontsConfig,
+    root: Path,
+    source: SourceFont,
+    articles: charset.Articles,
+    used: frozenset[int],
+) -> Plan:
+    """The plan's outputs for the characters `used`, before anything is compared."""
+    keep = frozenset((used | charset.always(fc)) & source.coverage)
     p = Plan(root, fc, source, articles, keep)
     if fc.chunked is None:
         p.targets = {output: keep for output in fc.outputs}
@@ -91,30 +121,17 @@ def plan(cfg: Config, root: Path, *, source_blob: str | None = None) -> Plan:
             for name in sorted(parts, key=slices.names().index)
         }
         p.css = (f"{fc.chunked}/{slices.CSS_NAME}", chunks.css(fc, parts))
-    for output in p.targets:
-        why = _why_stale(root / output, p.stamp(output))
-        if why:
-            p.reasons[output] = why
-    if p.css is not None:
-        why = _css_stale(root / p.css[0], p.css[1])
-        if why:
-            p.reasons[p.css[0]] = why
     return p
 
 
-def _css_stale(path: Path, want: str) -> str | None:
-    try:
-        have = path.read_bytes()
-    except FileNotFoundError:
+def stale_reason(p: Plan, output: str, data: bytes | None) -> str | None:
+    """Why `data`, the bytes an output holds now (None: no such file), is not what the plan
+    makes; None when it is."""
+    if data is None:
         return "missing"
-    return None if have == want.encode("utf-8") else "slices changed"
-
-
-def _why_stale(path: Path, want: dict[str, Any]) -> str | None:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return "missing"
+    if p.css is not None and output == p.css[0]:
+        return None if data == p.css[1].encode("utf-8") else "slices changed"
+    want = p.stamp(output)
     have = engine.read_stamp(data)
     if have == want:
         return None
@@ -246,14 +263,26 @@ def _sha256_file(path: Path) -> str:
 
 
 def gate(
-    cfg: Config, worktree: Path, heartbeat: Callable[[], None] | None = None
+    cfg: Config,
+    worktree: Path,
+    heartbeat: Callable[[], None] | None = None,
+    *,
+    on: tuple[Repo, str] | None = None,
+    written: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The font gate of prepare, in the job worktree.
+    """The font gate of prepare, in the job worktree — or, `on` (repository, commit) given,
+    in a folder holding only the job's `written` files, reading the rest from the commit
+    (`treegate`).
 
     Writes the stale subsets and answers with the outputs that differ from the worktree's
     HEAD (they belong in the job commit, next to the article), the characters the source
     font lacks, and — under `missing = "review"` — a reason when the change brings in a
     character the font cannot draw. A font that cannot be read raises FontError."""
+    if on is not None:
+        from gitpub.fonts import treegate
+
+        files = {p: (worktree / p).read_bytes() for p in written}
+        return treegate.gate(cfg, on[0], on[1], worktree, files, heartbeat)
     started = time.monotonic()
     log: list[str] = []
     repo = Repo(worktree)

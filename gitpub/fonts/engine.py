@@ -82,7 +82,7 @@ def _subset_harfbuzz(source: SourceFont, codepoints: frozenset[int]) -> bytes:
 
     face = source.cache.get("hb_face")
     if face is None:  # loaded once per process, reused for every subset
-        face = hb.Face(hb.Blob.from_file_path(str(source.path)), source.face)
+        face = hb.Face(hb.Blob.from_file_path(str(source.path)), source.index)
         source.cache["hb_face"] = face
     request = hb.SubsetInput()
     request.unicode_set.update(codepoints)
@@ -103,7 +103,7 @@ def _subset_fonttools(source: SourceFont, codepoints: frozenset[int]) -> bytes:
         data = source.path.read_bytes()
         source.cache["bytes"] = data
     font = TTFont(
-        io.BytesIO(data), fontNumber=source.face, recalcTimestamp=False, recalcBBoxes=False
+        io.BytesIO(data), fontNumber=source.index, recalcTimestamp=False, recalcBBoxes=False
     )
     options = ftsubset.Options()
     options.desubroutinize = True

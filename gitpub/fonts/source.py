@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import struct
@@ -17,6 +18,8 @@ from typing import Any
 from gitpub.config import CONFIG_NAME, FontsConfig
 from gitpub.core import userdirs
 from gitpub.core.errors import GitpubError
+from gitpub.fonts import faces
+from gitpub.git.repo import Repo
 
 _SFNT_VERSIONS = {b"\x00\x01\x00\x00": "truetype", b"true": "truetype", b"OTTO": "cff"}
 
@@ -27,13 +30,22 @@ class FontError(GitpubError):
 
 class SourceFont:
     def __init__(
-        self, path: Path, face: int, sha256: str, outlines: str, coverage: frozenset[int]
+        self,
+        path: Path,
+        face: int,
+        sha256: str,
+        outlines: str,
+        coverage: frozenset[int],
+        index: int | None = None,
     ) -> None:
-        self.path = path
-        self.face = face
-        self.sha256 = sha256
+        self.path = path  # the file the subsetter reads
+        self.face = face  # the config's face: part of every stamp, with `sha256`
+        self.sha256 = sha256  # of the source font file the config names
         self.outlines = outlines  # "truetype" (glyf) or "cff"
         self.coverage = coverage
+        # The face's index in `path`: the config's, or 0 in a face copied out of a
+        # collection (`gitpub.fonts.faces`).
+        self.index = face if index is None else index
         self.cache: dict[str, Any] = {}  # engine objects, built on first use
 
 
@@ -81,6 +93,49 @@ def load(fc: FontsConfig, root: Path, blob: str | None = None) -> SourceFont:
     while len(_loaded) > _KEEP:
         del _loaded[next(iter(_loaded))]
     return font
+
+
+def load_blob(fc: FontsConfig, repo: Repo, blob: str) -> SourceFont:
+    """The source font a commit holds as `blob`, its face read from the user cache
+    (`faces`): no checkout needs the file. Its facts are the blob's, kept as `load` keeps
+    them, under the config's face."""
+    key: Identity = (f"blob:{blob}", fc.face, 0, 0, 0)
+    font = _loaded.pop(key, None)
+    if font is None:
+        font = _open_blob(fc, repo, blob, key)
+    _loaded[key] = font
+    while len(_loaded) > _KEEP:
+        del _loaded[next(iter(_loaded))]
+    return font
+
+
+def _open_blob(fc: FontsConfig, repo: Repo, blob: str, key: Identity) -> SourceFont:
+    def check(data: bytes) -> None:
+        _check_face(fc, Path(fc.source), io.BytesIO(data), data[:12])
+
+    path, data = faces.face_file(repo, blob, fc.face, check)
+    alone = FontsConfig(**{**fc._asdict(), "face": 0})  # the face alone in its file
+    try:
+        with path.open("rb") as fh:
+            outlines = _check_face(alone, path, fh, fh.read(12))
+    except OSError as exc:
+        raise FontError(f"{CONFIG_NAME}: fonts.source {fc.source!r}: {exc.strerror}") from None
+    cached = _read_cache(key)
+    digest = cached.get("sha256") if isinstance(cached.get("sha256"), str) else None
+    if digest is None:
+        whole = data if data is not None else repo.blobs([blob])[blob]
+        digest = hashlib.sha256(whole).hexdigest()
+    ranges = cached.get("coverage", {}).get(str(fc.face))
+    if isinstance(ranges, list):
+        coverage = frozenset(cp for lo, hi in ranges for cp in range(lo, hi + 1))
+    else:
+        coverage = _coverage(alone, path)
+    if not coverage:
+        raise FontError(
+            f"{CONFIG_NAME}: fonts.source {fc.source!r} (face {fc.face}) maps no characters"
+        )
+    _write_cache(key, digest, fc.face, coverage, cached)
+    return SourceFont(path, fc.face, digest, outlines, coverage, index=0)
 
 
 def _open(fc: FontsConfig, path: Path, key: Identity) -> SourceFont:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from gitpub.core.errors import GitCommandError, NotARepository
 from gitpub.core.ids import Oid
 from gitpub.git.process import git_env, git_out, run_git
+from gitpub.git.treefiles import TreeFiles
 
 if TYPE_CHECKING:
     import pygit2
@@ -40,7 +41,7 @@ class Repo:
         self.root = root
         self._pg: pygit2.Repository | None = None
         # The last `files_under` answer: a batch prepares every job on one base commit.
-        self._files: tuple[tuple[str, tuple[str, ...]], dict[str, bytes]] | None = None
+        self._files: tuple[tuple[str, tuple[str, ...]], TreeFiles] | None = None
         if common_dir is None:
             found = _find_checkout(root)
             if found is not None and found[0] == root.resolve():
@@ -169,15 +170,15 @@ class Repo:
             out.update(_cat_blobs(self.root, absent))
         return out
 
-    def files_under(self, commit: str, folders: Sequence[str]) -> dict[str, bytes]:
-        """Every blob below the given folders at commit, by repository-relative path. The
-        last answer is kept (a commit never changes), so the jobs of a batch, all built on
-        one base, do not each read every article of the blog again."""
+    def files_under(self, commit: str, folders: Sequence[str]) -> TreeFiles:
+        """Every blob below the given folders at commit, by repository-relative path, each
+        read when first looked up (`TreeFiles`). The last answer is kept (a commit never
+        changes), so the jobs of a batch, all built on one base, share what it read."""
         found = self.commit(commit)
         asked = (str(found.id), tuple(folders))  # by commit id: a ref name could move
         if self._files is not None and self._files[0] == asked:
-            return dict(self._files[1])
-        out: dict[str, bytes] = {}
+            return self._files[1]
+        oids: dict[str, str] = {}
         tree = found.tree
         for folder in folders:
             try:
@@ -185,15 +186,10 @@ class Repo:
             except KeyError:
                 continue
             if isinstance(sub, _pygit2().Tree):
-                self._collect(sub, folder, out)
-        self._files = (asked, out)
-        return dict(out)
-
-    def _collect(self, tree: pygit2.Tree, prefix: str, out: dict[str, bytes]) -> None:
-        found: dict[str, str] = {}
-        self._walk_tree(tree, prefix, found)
-        data = self.blobs(found.values())
-        out.update({path: data[oid] for path, oid in found.items()})
+                self._walk_tree(sub, folder, oids)
+        files = TreeFiles(oids, self.blobs)
+        self._files = (asked, files)
+        return files
 
     def _walk_tree(self, tree: pygit2.Tree, prefix: str, found: dict[str, str]) -> None:
         for entry in tree:

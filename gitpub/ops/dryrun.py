@@ -25,7 +25,6 @@ from gitpub.core.ids import Oid
 from gitpub.core.states import State
 from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
-from gitpub.git.worktrees import scratch_checkout
 from gitpub.prepare import Preparer, manifest
 from gitpub.prepare.target import Target, asset_paths
 from gitpub.store import jobs
@@ -76,7 +75,7 @@ class ScratchContext(Context):
 
 
 class ScratchPreparer(Preparer):
-    """The normal Preparer; only the job worktree is a scratch checkout instead."""
+    """The normal Preparer, on the scratch context's state."""
 
     def __init__(self, ctx: ScratchContext, job: Job) -> None:
         super().__init__(ctx, job, heartbeat=lambda j: j)  # no lease to renew
@@ -96,8 +95,10 @@ class ScratchPreparer(Preparer):
         return self.ctx.repo.resolve(self.ctx.tracking_ref)
 
     def worktree(self, base: Oid) -> Path:
+        # Where a real prepare writes (a checkout only when something reads one), inside
+        # the throwaway state dir: the report reads the files from there.
         if self.checkout is None:
-            self.checkout = scratch_checkout(self.ctx.repo, base, self.scratch / "checkout")
+            self.checkout = super().worktree(base)
         return self.checkout
 
 

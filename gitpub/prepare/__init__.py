@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,9 +23,9 @@ from gitpub.core.ids import Oid
 from gitpub.core.states import State
 from gitpub.git import worktrees
 from gitpub.intake import checks
-from gitpub.prepare import manifest, queued, secrets, steps
+from gitpub.prepare import manifest, queued, secrets, similarity_index, steps
 from gitpub.prepare import target as rules
-from gitpub.prepare.jobtree import discard_worktree
+from gitpub.prepare.jobtree import discard_worktree, needs_checkout
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder, stored_text
 from gitpub.site import paths
@@ -168,7 +168,7 @@ class Preparer(Recorder):
         crash.point("after_gates")
 
         if cfg.fonts is not None:
-            fonts_answer = self.fonts(worktree)
+            fonts_answer = self.fonts(worktree, written)
             if fonts_answer.get("review"):
                 return Outcome(State.REVIEW, f"fonts: {fonts_answer['review']}")
             written += list(fonts_answer.get("outputs", {}))
@@ -246,7 +246,7 @@ class Preparer(Recorder):
         self,
         target: rules.Target,
         text: str,
-        existing: dict[str, bytes],
+        existing: Mapping[str, bytes],
         assets: dict[str, bytes],
         by_operator: bool,
     ) -> dict[str, Any] | Outcome:
@@ -271,12 +271,9 @@ class Preparer(Recorder):
             return {"decision": kind, "target": path, "reason": "same article, new assets"}
         if ruled is not None:
             return Outcome(ruled.state, ruled.reason)
-        suffixes = self.ctx.config.publish.suffixes
-        articles = {p: b for p, b in existing.items() if p.endswith(suffixes)}
-        articles.update(queued.articles(self.ctx, self.job, path))
         verdict = self.checkpoint(
             "judge",
-            lambda: self.judge(path, text, articles),
+            lambda: self.judge(path, text, existing),
             durable=steps.external(self.ctx.config.steps.judge),
         )
         if verdict.get("leaks"):
@@ -289,7 +286,9 @@ class Preparer(Recorder):
             return Outcome(ruled.state, ruled.reason)
         return verdict
 
-    def judge(self, path: str, text: str, articles: dict[str, bytes]) -> dict[str, Any]:
+    def judge(self, path: str, text: str, existing: Mapping[str, bytes]) -> dict[str, Any]:
+        waiting = queued.articles(self.ctx, self.job, path)
+        articles = similarity_index.pool(self.ctx, existing, path, text, waiting, self.beat)
         request = {
             "mode": "prepare",
             "candidate": {"path": path, "text": text},
@@ -309,12 +308,13 @@ class Preparer(Recorder):
         steps.check_gate(name, answer)
         return answer
 
-    def fonts(self, worktree: Path) -> dict[str, Any]:
+    def fonts(self, worktree: Path, written: Sequence[str] = ()) -> dict[str, Any]:
         from gitpub import fonts  # the font engine is heavy; only font-configured repos load it
 
         def run() -> dict[str, Any]:
             try:
-                return fonts.gate(self.ctx.config, worktree, heartbeat=self.beat)
+                on = None if self.tree_base is None else (self.ctx.repo, self.tree_base)
+                return fonts.gate(self.ctx.config, worktree, self.beat, on=on, written=written)
             except fonts.FontError as exc:
                 raise StepFailed(f"fonts: {exc.message}") from None
 
@@ -327,6 +327,7 @@ class Preparer(Recorder):
         return answer
 
     # ---------------------------------------------------------- worktree and manifest
+    tree_base: Oid | None = None  # the commit a checkout-free font gate reads
 
     @property
     def artifacts(self) -> Path:
@@ -335,21 +336,17 @@ class Preparer(Recorder):
 
     def worktree(self, base: Oid) -> Path:
         """Where the job's files are written before they are sealed. Not a registered git
-        worktree: the commit is made in memory from the sealed artifacts. The font gate reads
-        the articles and asks git about them, and an external gate may build the whole site
-        (contrib/site_build_gate.py), so for either it is a checkout of base in a repository
-        of its own that borrows the blog's objects. Without them it is the artifact folder
-        itself, and sealing copies nothing."""
+        worktree: the commit is made in memory from the sealed artifacts. When something
+        reads a checkout (`jobtree.needs_checkout`), a checkout of base in a repository of its
+        own that borrows the blog's objects; otherwise the artifact folder itself, sealing
+        copies nothing, and the font gate reads the commit."""
         place = self.dir / "checkout"
         shutil.rmtree(place, ignore_errors=True)  # whatever a killed worker left
-        steps = self.ctx.config.steps
-        external_gate = bool(steps.review) or any(
-            isinstance(spec, tuple) and spec for spec in (steps.scan, steps.validate)
-        )
-        if self.ctx.config.fonts is None and not external_gate:
+        if not needs_checkout(self.ctx, base):
             # Nothing reads a checkout: the files are written where they are sealed.
             shutil.rmtree(self.artifacts, ignore_errors=True)
             self.artifacts.mkdir(parents=True)
+            self.tree_base = base
             return self.artifacts
         return worktrees.scratch_checkout(self.ctx.repo, base, place)
 

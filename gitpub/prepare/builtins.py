@@ -201,7 +201,14 @@ def _best(
 def _best_said(score: float, floor: float) -> str:
     if score < floor:
         return f"no other article {floor:.2f} similar or more"
-    return f"best similarity {score:.2f}"
+    return f"best similarity {shown(score)}"
+
+
+def shown(score: float) -> str:
+    """A score as people read it: three decimals, cut rather than rounded, so that "1.000"
+    means the very same 3-grams (a long post with three lines edited reads 0.999, where two
+    decimals, rounded, said 1.00 as for an exact duplicate)."""
+    return f"{math.floor(score * 1000 + 1e-9) / 1000:.3f}"
 
 
 def _may_reach(grams: list[str], allowed: int, body: str | frozenset[str]) -> bool:
@@ -219,21 +226,10 @@ def _may_reach(grams: list[str], allowed: int, body: str | frozenset[str]) -> bo
     return True
 
 
-def same_article(a: str, b: str) -> bool:
-    """Whether two texts are one article: the same characters, whatever their line endings,
-    a byte order mark or a final newline (an editor's habits, not the writer's words)."""
-    return _plain(a) == _plain(b)
-
-
-def _plain(text: str) -> str:
-    return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
-
-
 def duplicate_of(text: str, others: Iterable[Mapping[str, Any]]) -> str | None:
-    """The path of another article holding this very article, if any."""
-    return next(
-        (str(o.get("path")) for o in others if same_article(str(o.get("text", "")), text)), None
-    )
+    """The path of another article holding this very article — the same bytes, nothing less
+    (a changed line ending or final newline is a person's edit, and a person looks at it)."""
+    return next((str(o.get("path")) for o in others if o.get("text") == text), None)
 
 
 def judge(
@@ -268,14 +264,14 @@ def judge(
         if own is not None and own.get("text") == text:
             return {"decision": "SKIP", "reason": f"no change: {mine} already holds this text"}
         if twin is not None:
-            return {"decision": "SKIP", "reason": f"1.00 similar to {twin}: the same article"}
+            return {"decision": "SKIP", "reason": f"{shown(1)} similar to {twin}: the same article"}
         if score >= skip_at and similar == "skip":
-            return {"decision": "SKIP", "reason": f"{score:.2f} similar to {path}"}
+            return {"decision": "SKIP", "reason": f"{shown(score)} similar to {path}"}
         if score >= skip_at:
             # Delivery's judge may only SKIP or KEEP; keeping a near-duplicate that reached
             # the remote meanwhile would publish it unseen, skipping it would lose it.
             raise StepFailed(
-                f"{score:.2f} similar to {path}, which reached the remote meanwhile; a person "
+                f"{shown(score)} similar to {path}, which reached the remote meanwhile; a person "
                 'decides (retry to publish, abandon to drop; [steps] similar = "skip" skips)'
             )
         return {"decision": "KEEP", "reason": _best_said(score, floor)}
@@ -284,7 +280,7 @@ def judge(
             return {"decision": "SKIP", "reason": "no change"}
         return {"decision": "UPDATE", "target": mine, "reason": "revision of its own path"}
     if twin is not None:
-        return {"decision": "SKIP", "reason": f"1.00 similar to {twin}: the same article"}
+        return {"decision": "SKIP", "reason": f"{shown(1)} similar to {twin}: the same article"}
     answer: dict[str, Any] = {"decision": "NEW", "reason": _best_said(score, floor)}
     if score >= floor and path is not None:
         # For a person to see (`show`), and for the path rules to act on: a near-duplicate

@@ -12,6 +12,22 @@ from gitpub.git import worktrees
 from gitpub.store.jobs import Job
 
 
+def needs_checkout(ctx: Context, base: str) -> bool:
+    """Whether prepare writes a job's files into a checkout of base: for an external gate
+    (it may build the whole site, contrib/site_build_gate.py) or a font gate that cannot read
+    the commit (a source font linked elsewhere into the tree). Otherwise they are written
+    where they are sealed, and the font gate reads the commit (`gitpub.fonts.treegate`: a
+    checkout would write the blog's ~20 MB CJK font and every article for each job)."""
+    steps = ctx.config.steps
+    if steps.review or any(isinstance(s, tuple) and s for s in (steps.scan, steps.validate)):
+        return True
+    if ctx.config.fonts is None:
+        return False
+    from gitpub.fonts import treegate  # font blogs only: the font package is not light
+
+    return not treegate.possible(ctx.config, ctx.repo, base)
+
+
 def branch_name(job_id: str) -> str:
     return f"blogpub/job/{job_id}"
 

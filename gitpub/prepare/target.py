@@ -15,6 +15,7 @@ from typing import Any
 
 from gitpub.config import StepsConfig
 from gitpub.core.states import State
+from gitpub.prepare.builtins import shown
 
 
 @dataclass(frozen=True)
@@ -111,10 +112,17 @@ def collision(path: str, existing: Iterable[str]) -> str | None:
     `Foo.md` beside `foo.md`, a name written once in NFC and once in NFD, or a bundle folder
     `Post/` beside `post/`."""
     mine = _prefixes(path)
+    folders: set[str] = set()  # folders already compared: a big blog has few, and many files
     for other in sorted(existing):
-        for key, real in _prefixes(other).items():
-            if key in mine and mine[key] != real:
-                return real
+        folder = other.rpartition("/")[0]
+        if folder and folder not in folders:
+            folders.add(folder)
+            for key, real in _prefixes(folder).items():
+                if key in mine and mine[key] != real:
+                    return real
+        same = mine.get(fold(other))  # the file itself, at the depth it shares with `path`
+        if same is not None and same != other:
+            return other
     return None
 
 
@@ -179,20 +187,20 @@ def after_judge(
     if score >= steps.similarity_skip:
         if steps.similar == "skip" and not target.explicit:
             return Verdict(
-                State.SKIPPED, f'{score:.2f} similar to {similar} ([steps] similar = "skip")'
+                State.SKIPPED, f'{shown(score)} similar to {similar} ([steps] similar = "skip")'
             )
         # SKIPPED is final and nobody looks at it again: a near-duplicate by 3-grams may be
         # another post written from the same template, so a person decides.
         return Verdict(
             State.REVIEW,
-            f"{score:.2f} similar to {similar}: a near-duplicate waits for a person "
+            f"{shown(score)} similar to {similar}: a near-duplicate waits for a person "
             "(retry publishes it, resolve --abandon drops it)",
             str(similar),
         )
     if steps.similar == "review" and score >= steps.similarity_update:
         return Verdict(
             State.REVIEW,
-            f'{score:.2f} similar to {similar} ([steps] similar = "review")',
+            f'{shown(score)} similar to {similar} ([steps] similar = "review")',
             str(similar),
         )
     return None

@@ -371,8 +371,8 @@ MUTANTS = (
     Mutant(
         "a batch judges no job against the articles earlier jobs are delivering",
         "gitpub/prepare/__init__.py",
-        "        articles.update(queued.articles(self.ctx, self.job, path))\n",
-        "",
+        "        waiting = queued.articles(self.ctx, self.job, path)\n",
+        "        waiting = {}\n",
         ("tests/deliver/test_batch.py::test_one_text_under_two_keys_in_one_batch_publishes_once",),
     ),
     Mutant(
@@ -841,6 +841,20 @@ MUTANTS = (
         (
             "tests/core/test_times.py::test_a_year_before_1000_is_refused_not_stored_with_three_digits",
         ),
+    ),
+    Mutant(
+        "the similarity index looks up one 3-gram too few to prove an article cannot reach",
+        "gitpub/prepare/similarity_index.py",
+        "    need = min(n - math.ceil(floor * n) + 1, n) if floor > 0 else n",
+        "    need = min(n - math.ceil(floor * n), n) if floor > 0 else n",
+        ("tests/prepare/test_similarity_index.py::test_the_index_answers_as_the_whole_blog_does",),
+    ),
+    Mutant(
+        "the font gate on the commit keeps the characters of a removed article version",
+        "gitpub/fonts/usedchars.py",
+        "            counts.subtract(text_chars(blobs[before]))",
+        "            pass",
+        ("tests/fonts/test_fonts_treegate.py::test_the_article_characters_follow_the_tree_delta",),
     ),
 )
 

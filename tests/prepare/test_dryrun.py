@@ -87,7 +87,7 @@ def test_dry_run_before_any_job_creates_no_state_and_reports_a_skip(blog: Blog) 
     duplicate = article("Hello", "The first post of this blog, written by hand.")
     source = _source(blog, "dup.mdx", duplicate)
     out = blog.ok("dry-run", "--source", source, "--target", "content/posts/again.mdx").stdout
-    assert "outcome:  SKIPPED" in out and "1.00 similar to content/posts/hello.mdx" in out
+    assert "outcome:  SKIPPED" in out and "1.000 similar to content/posts/hello.mdx" in out
     assert "manifest:" not in out
     assert snapshot(blog) == before
     assert not (blog.root / ".git" / "blogpub").exists()

@@ -124,7 +124,7 @@ def test_exact_duplicate_under_a_new_key_is_skipped(blog: Blog) -> None:
 
     elsewhere = publish_one(blog, "c", text, "--target", "content/posts/tides-again.mdx")
     assert elsewhere["job"]["state"] == "SKIPPED"
-    assert reason(elsewhere) == "1.00 similar to content/posts/Tides.mdx: the same article"
+    assert reason(elsewhere) == "1.000 similar to content/posts/Tides.mdx: the same article"
     assert blog.remote_log() == log
 
 

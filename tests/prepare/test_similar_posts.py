@@ -59,10 +59,12 @@ def outcome(blog: Blog, job_id: str) -> tuple[str, str]:
 
 
 SCORE = similarity((SITE / PRE).read_text("utf-8"), (SITE / POST).read_text("utf-8"))
+SHOWN = "0.890"  # three decimals, cut: what a person reads in `show`
 
 
 def test_the_two_real_posts_are_near_duplicates_by_the_measure() -> None:
     assert 0.85 <= SCORE < 1.0  # above similarity_skip: the old judge SKIPPED the second
+    assert f"{SCORE:.6f}".startswith(SHOWN)
 
 
 @pytest.mark.parametrize("target", [None, POST], ids=["derived path", "--target"])
@@ -75,7 +77,7 @@ def test_a_near_duplicate_waits_for_a_person_naming_the_other_post(
     blog.ok("run", "--until-idle")
     state, why = outcome(blog, job_id)
     assert state == "REVIEW"
-    assert why.startswith(f"{SCORE:.2f} similar to {PRE}: a near-duplicate waits for a person")
+    assert why.startswith(f"{SHOWN} similar to {PRE}: a near-duplicate waits for a person")
     assert blog.job(job_id)["job"]["failure_code"] == "similar"
     assert blog.remote_log() == log
 
@@ -100,7 +102,7 @@ def test_similar_skip_skips_a_near_duplicate_unless_the_writer_named_the_path(
     blog.ok("run", "--until-idle")
     assert outcome(blog, derived) == (
         "SKIPPED",
-        f'{SCORE:.2f} similar to {PRE} ([steps] similar = "skip")',
+        f'{SHOWN} similar to {PRE} ([steps] similar = "skip")',
     )
     state, why = outcome(blog, named)
     assert state == "REVIEW" and f"similar to {PRE}" in why
@@ -132,5 +134,5 @@ def test_a_near_duplicate_reaching_the_remote_meanwhile_is_not_skipped_at_delive
     blog.ok("run", "--until-idle")
     state, why = outcome(blog, job_id)
     assert state == "REVIEW"
-    assert why.startswith(f"{SCORE:.2f} similar to {PRE}, which reached the remote meanwhile")
+    assert why.startswith(f"{SHOWN} similar to {PRE}, which reached the remote meanwhile")
     assert blog.remote_log() == log

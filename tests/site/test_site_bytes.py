@@ -81,7 +81,7 @@ def test_a_real_crlf_post_is_published_byte_for_byte_and_skipped_when_sent_again
     # path, and still no new post, for the blog already holds this article.
     elsewhere = submit_file(blog, "elk-by-title", data)
     assert elsewhere["job"]["state"] == "SKIPPED"  # type: ignore[index]
-    assert reason(elsewhere) == f"1.00 similar to {CRLF_POST}: the same article"
+    assert reason(elsewhere) == f"1.000 similar to {CRLF_POST}: the same article"
     assert blog.remote_log() == log
 
 
