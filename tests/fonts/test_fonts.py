@@ -245,7 +245,7 @@ def test_doctor_names_the_font_engine_and_the_gate_falls_back_without_harfbuzz(
     no_hb = {"PYTHONPATH": str(shadow)}
     finding = engine_finding(no_hb)
     assert finding["status"] == "warning" and "fontTools" in finding["message"]
-    assert "gitpub[fast]" in finding["hint"]
+    assert "git-blogpub[fast]" in finding["hint"]
     blog.ok("fonts", env=no_hb)
     data = (blog.root / "public/fonts/blog.woff2").read_bytes()
     assert cmap(data) == (_all_article_chars(blog.root) | ASCII) & COVERED

@@ -96,14 +96,14 @@ def check_font_engine(report: Report, preference: str) -> None:
             "fonts",
             PROBLEM,
             "fonts.engine = 'harfbuzz', but uharfbuzz is not installed",
-            "pip install 'gitpub[fast]' (builds uharfbuzz where no wheel exists)",
+            "pip install 'git-blogpub[fast]' (builds uharfbuzz where no wheel exists)",
         )
     else:
         report.add(
             "fonts",
             WARNING,
             "font engine: fontTools, the slower fallback (uharfbuzz is not installed)",
-            "pip install 'gitpub[fast]' (builds uharfbuzz where no wheel exists)",
+            "pip install 'git-blogpub[fast]' (builds uharfbuzz where no wheel exists)",
         )
 
 
