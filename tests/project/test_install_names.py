@@ -41,6 +41,9 @@ def test_the_distribution_is_named_git_blogpub() -> None:
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
     assert meta["name"] == "git-blogpub"
     assert meta["scripts"]["git-blogpub"].startswith(f"{OTHER}.cli.")  # the import name stays
+    from gitpub import __version__
+
+    assert meta["version"] == __version__  # what `--version` and `doctor` print
 
 
 def test_no_install_line_names_the_other_project() -> None:

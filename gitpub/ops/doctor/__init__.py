@@ -23,6 +23,7 @@ from gitpub.ops.doctor.repository import (
     check_hooks,
     check_ruleset,
     check_state_dir,
+    check_version,
 )
 from gitpub.ops.doctor.state import (
     check_leases,
@@ -41,6 +42,7 @@ __all__ = ["Finding", "ProblemsFound", "Report", "diagnose", "render", "verdict"
 
 def diagnose(path: Path) -> Report:
     report = Report()
+    check_version(report)
     check_git(report)
     try:
         repo = Repo.discover(path)

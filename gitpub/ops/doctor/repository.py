@@ -20,6 +20,15 @@ MIN_GIT = (2, 28)
 """The reference-transaction hook, which guards the job refs, needs git 2.28."""
 
 
+def check_version(report: Report) -> None:
+    """Which gitpub this is, first: a report pasted into an issue says what ran."""
+    import platform
+
+    from gitpub.core.version import VERSION
+
+    report.add("version", OK, f"git blogpub {VERSION} (Python {platform.python_version()})")
+
+
 def check_git(report: Report) -> None:
     try:
         proc = subprocess.run(["git", "--version"], capture_output=True, env=git_env(), check=False)
