@@ -1,13 +1,10 @@
 """The `git blogpub` command line: thin click wrappers over the plain functions in commands/.
 
-click parses every command line. Start-up stays short by what the wrappers do not import:
-each command imports its module when it runs, so `submit` and `status` never load pygit2 or
-fontTools (`tests/cli/test_cli_imports.py`).
-
-Exit status, one rule: 2 when the command line itself is wrong (an unknown command or option,
-a missing argument, any option value that does not parse — `--at`, `--since`, `--limit`, a
-`-C` that names no folder): nothing was done. 1 when the command ran and the operation
-failed; 3 for a bug (`gitpub.cli.entry.guarded`)."""
+click parses every command line; each command imports its module only when it runs, so
+`submit` and `status` never load pygit2 or fontTools (`tests/cli/test_cli_imports.py`).
+Exit status, one rule: 2 when the command line is wrong (an unknown command or option, a
+missing argument, any option value that does not parse: `--at`, `--since`, `--limit`, a `-C`
+naming no folder), and nothing was done; 1 when the operation failed; 3 for a bug."""
 
 from __future__ import annotations
 

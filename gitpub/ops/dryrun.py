@@ -92,8 +92,16 @@ class ScratchPreparer(Preparer):
 
     def fresh_base(self) -> Oid | None:
         # A dry run changes nothing, the remote-tracking branch included: it previews on the
-        # remote as last fetched, and says so (`base:` in its report).
-        return self.ctx.repo.resolve(self.ctx.tracking_ref)
+        # remote as last fetched, and says so (`base:` in its report). A branch the remote
+        # holds but this clone never fetched cannot be previewed; it says what would let it.
+        found = self.ctx.repo.resolve(self.ctx.tracking_ref)
+        if found is None:
+            p = self.ctx.config.publish
+            self.base_problem = (
+                f"branch {p.branch!r} of remote {p.remote!r} was never fetched here: "
+                f"`git fetch {p.remote}`, then dry-run again"
+            )
+        return found
 
     def worktree(self, base: Oid) -> Path:
         if self.checkout is None:

@@ -58,20 +58,6 @@ def check_config(report: Report, repo: Repo) -> Config | None:
     report.add(
         "config", OK, f"publishing {pub.branch!r} to {pub.remote!r} from {', '.join(pub.content)}"
     )
-    if not repo.has_remote(pub.remote):
-        report.add(
-            "config",
-            PROBLEM,
-            f"no remote named {pub.remote!r}",
-            f"git remote add {pub.remote} URL, or set publish.remote in {config_mod.CONFIG_NAME}",
-        )
-    elif repo.resolve(repo.tracking_ref(pub.remote, pub.branch)) is None:
-        report.add(
-            "config",
-            WARNING,
-            f"{repo.tracking_ref(pub.remote, pub.branch)} does not exist yet",
-            f"git fetch {pub.remote} (and check that branch {pub.branch!r} exists there)",
-        )
     if cfg.ignored_store:
         # Whoever can push writes that file: it must never choose where a node's jobs live.
         report.add(
