@@ -54,6 +54,7 @@ class Preview:
     base_commit: str | None
     target: str | None
     decision: str | None  # the judge's NEW / UPDATE / SKIP, when it ran
+    warning: str | None = None  # about the path: a front-matter date no one could read
     entries: list[manifest.Entry] = field(default_factory=list)
     manifest_sha256: str | None = None
     diff: list[str] = field(default_factory=list)
@@ -178,6 +179,8 @@ def _describe(
         base_commit=job.base_commit,
         target=job.target_path or aimed,
         decision=target_event.get("decision") or judged.get("decision"),
+        warning=target_event.get("warning")
+        or (preparer.proposed.warning if preparer.proposed is not None else None),
     )
     if state is not State.READY_TO_COMMIT or preparer.checkout is None:
         return out

@@ -113,7 +113,8 @@ class Preparer(Recorder):
         before = existing.get(path)
         self.note(
             "target",
-            {"path": path, "decision": verdict["decision"], "origin": target.origin},
+            {"path": path, "decision": verdict["decision"], "origin": target.origin}
+            | ({"warning": target.warning} if target.warning else {}),
             {
                 "target_path": path,
                 "target_blob_sha256": (

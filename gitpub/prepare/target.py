@@ -25,6 +25,7 @@ class Target:
     path: str
     explicit: bool  # the writer named it (--target, draft path, front-matter slug)
     origin: str  # where the path came from, for the job's history
+    warning: str | None = None  # what a person should know about it (an unreadable date)
 
 
 def derived(
@@ -49,7 +50,7 @@ def derived(
     named_mdx = paths.mdx_named(chosen, text, pub.suffixes)
     if named_mdx != chosen:
         chosen, origin = named_mdx, f"{origin}, .mdx for its MDX"
-    return Target(chosen, named.explicit, origin)
+    return Target(chosen, named.explicit, origin, named.warning)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ def report(p: dryrun.Preview) -> None:
     if p.target:
         decision = f" ({p.decision})" if p.decision else ""
         say(f"target:   {p.target}{decision}")
+    if p.warning:
+        say(f"warning:  {p.warning}")
     for a in p.assets:
         say(f"asset:    {a.name} -> {a.path} ({a.there})")
     if p.outcome is not State.READY_TO_COMMIT:

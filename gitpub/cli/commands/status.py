@@ -167,6 +167,10 @@ def show(path: Path, *, job_id: str | None, as_json: bool, key: str | None = Non
             say(_wrapped(f"{'reason:':<16} ", why, width))
         if job.state is State.CONFLICT:
             say(f"{'worktree:':<16} {ctx.worktree_dir(job.job_id)}")
+        for warning in dict.fromkeys(
+            e["detail"]["warning"] for e in history if "warning" in e["detail"]
+        ):
+            say(_wrapped(f"{'warning:':<16} ", str(warning), width))
         say("events:")
         for ev in history:
             move = f"{ev['from_state'] or '-'} → {ev['to_state']}" if ev["to_state"] else ""
