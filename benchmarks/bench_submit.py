@@ -4,14 +4,9 @@ One blog repository (a bare remote and a clone, built once, not timed) and a sou
 Timed, interleaved round by round in shuffled order so drift hits every variant alike:
 
 - floor:        `python -c "import sqlite3, json"` (interpreter start-up and the two modules);
-- click too:    the floor plus `import click`, what a command parsed by click starts with
-                (`submit` and `status` are parsed without it);
-- libraries:    the floor plus the modules that the modules `submit` needs import at their
-                top (typing, pathlib, datetime, tomllib): the least `submit` costs before any
-                code of gitpub runs;
-- libraries before: the same for the version that imported dataclasses, hashlib, uuid and
-                platformdirs too (they were given up for NamedTuples, CPython's own SHA-256,
-                ids from os.urandom and the XDG folders computed in gitpub.core.userdirs);
+- libraries:    the floor plus what the modules behind `submit` import at their top (click,
+                which parses every command line, typing, pathlib, dataclasses, datetime,
+                uuid, tomllib, platformdirs): the least `submit` costs before gitpub runs;
 - submit:       `python -m gitpub submit --key K --source FILE` in the clone, a new key each time,
                 so every run records a new job (database write with fsync, job folder);
 - git blogpub:  the same through `git blogpub submit`, as the README shows it (git finds the
@@ -22,8 +17,7 @@ With `--baseline PYTHON` (an interpreter with another gitpub installed, e.g. a v
 previous release), `submit` and `status` also run through it, in a blog of their own, in the
 same rounds: before and after, side by side.
 
-Then, once, the modules the submit process imported: pygit2, fontTools and click must not be
-there.
+Then, once, the modules the submit process imported: pygit2 and fontTools must not be there.
 
     python benchmarks/bench_submit.py            # 40 rounds
     python benchmarks/bench_submit.py --rounds 5
@@ -46,12 +40,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_e2e import hermetic_env, make_blog  # noqa: E402
 
-HEAVY = ("pygit2", "fontTools", "uharfbuzz", "filelock", "click")
-LIBRARIES = "typing, pathlib, datetime, tomllib"
-"""What the modules behind `submit` import at their top (every module: typing, pathlib; store:
-datetime; config: tomllib)."""
-LIBRARIES_BEFORE = "dataclasses, hashlib, uuid, pathlib, datetime, tomllib, platformdirs"
-"""The same before they were given up (jobs: dataclasses, hashlib, uuid; config: platformdirs)."""
+HEAVY = ("pygit2", "fontTools", "uharfbuzz", "filelock")
+LIBRARIES = "click, typing, pathlib, dataclasses, datetime, uuid, tomllib, platformdirs"
+"""What the modules behind `submit` import at their top."""
 
 
 def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
@@ -103,9 +94,7 @@ def main() -> None:
         keys = iter(range(10**9))
         variants = {
             "floor": lambda: [py, "-c", "import sqlite3, json"],
-            "import click too": lambda: [py, "-c", "import sqlite3, json, click"],
             "libraries": lambda: [py, "-c", f"import sqlite3, json, {LIBRARIES}"],
-            "libraries before": lambda: [py, "-c", f"import sqlite3, json, {LIBRARIES_BEFORE}"],
             "submit": lambda: (
                 [py, "-m", "gitpub", "-C", str(blog), "submit"]
                 + ["--key", f"k{next(keys)}", "--source", str(source)]

@@ -73,15 +73,21 @@ def open_context(path: Path, *, need_remote: bool = True) -> Context:
     clock.skew()  # a clock that reads nonsense stops the command before it claims anything
     repo = Repo.discover(path)
     cfg = config_mod.load(repo.root)
-    if need_remote and not repo.has_remote(cfg.publish.remote):
-        raise GitpubError(
-            f"{repo.root}: no remote named {cfg.publish.remote!r} "
-            f"(set publish.remote in {config_mod.CONFIG_NAME} or `git remote add`)"
-        )
+    if need_remote:
+        require_remote(repo, cfg)
     state = repo.state_dir
     store = open_shared(repo, cfg) if cfg.store_url is not None else open_store(state)
     fleet = store.fleet if store.shared else None
     return Context(repo=repo, config=cfg, store=store, locks=Locks(state / "locks", fleet))
+
+
+def require_remote(repo: Repo, cfg: Config) -> None:
+    """Refuse, as every command that publishes does, a repository without the remote."""
+    if not repo.has_remote(cfg.publish.remote):
+        raise GitpubError(
+            f"{repo.root}: no remote named {cfg.publish.remote!r} "
+            f"(set publish.remote in {config_mod.CONFIG_NAME} or `git remote add`)"
+        )
 
 
 def open_shared(repo: Repo, cfg: Config) -> PgStore:

@@ -1,4 +1,4 @@
-"""The command line: the click app (`app`), one module per subcommand (`commands`), the lean
-path that runs `submit` and `status` without click (`entry`), and the man page.
+"""The command line: the click app (`app`), one module per subcommand (`commands`), the one
+handler every command ends in (`entry`), and the man page.
 
-The only room that knows about terminals. Importing it costs nothing: `entry` must stay lean."""
+The only room that knows about terminals."""

@@ -10,24 +10,63 @@ and a test fails when the committed page and the command definitions drift apart
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterator
+from pathlib import Path
 
 import click
 
 from gitpub import __version__
 from gitpub.cli.app import cli
 
+PAGE = "git-blogpub.1"
+
 _EXIT_STATUS = (
     ("0", "Success."),
-    ("1", "The operation failed; one line on standard error says why."),
-    ("2", "Usage error (an unknown command or option, a bad option value)."),
+    ("1", "The command ran and the operation failed; one line on standard error says why."),
+    (
+        "2",
+        "The command line is wrong, and nothing was done: an unknown command or option, a "
+        "missing argument, or any option value that does not parse (--at, --since, --limit, "
+        "a -C that names no folder).",
+    ),
+    ("3", "A bug in gitpub; its traceback is in <user cache dir>/gitpub/gitpub.log."),
 )
 
 
+def installed_page() -> Path | None:
+    """The manual page an install placed (`share/man/man1` under the prefix of this
+    interpreter's scheme, of the user scheme, or beside the console script); None after an
+    editable install, which places none."""
+    prefixes = [sysconfig.get_path("data"), sysconfig.get_path("data", f"{os.name}_user")]
+    script = Path(sys.argv[0])
+    if script.name == "git-blogpub":
+        prefixes.append(str(script.resolve().parent.parent))
+    for prefix in prefixes:
+        page = Path(prefix, "share", "man", "man1", PAGE)
+        if page.is_file():
+            return page
+    return None
+
+
+def show_installed() -> int | None:
+    """Show the installed manual page with man(1), as `git help blogpub` does, and return
+    man's exit status; None when there is no page (or no man) to show."""
+    page = installed_page()
+    if page is None or shutil.which("man") is None:
+        return None
+    return subprocess.run(["man", "-l", str(page)], check=False).returncode
+
+
 def _esc(text: str) -> str:
-    """Roff-safe text: backslashes, hyphens, and a leading dot or quote."""
+    """Roff-safe text: backslashes, hyphens, a leading dot or quote, and every character past
+    ASCII as troff's own escape (groff warns on raw UTF-8 where it reads Latin-1)."""
     out = text.replace("\\", "\\e").replace("-", "\\-")
+    out = "".join(c if ord(c) < 128 else f"\\[u{ord(c):04X}]" for c in out)
     return "\n".join("\\&" + ln if ln.startswith((".", "'")) else ln for ln in out.splitlines())
 
 
@@ -63,6 +102,10 @@ def render() -> str:
     root = click.Context(cli, info_name="git blogpub", **cli.context_settings)
     lines = [
         f'.TH GIT\\-BLOGPUB 1 "" "gitpub {__version__}" "gitpub Manual"',
+        # Ragged right, no hyphenation: option names and paths are never split, and troff has
+        # no reason to warn that it cannot stretch a line holding one.
+        ".ad l",
+        ".nh",
         ".SH NAME",
         f"git\\-blogpub \\- {_esc(cli.help or '')}",
         ".SH SYNOPSIS",
@@ -86,7 +129,7 @@ def render() -> str:
         usage = " ".join(cmd.collect_usage_pieces(ctx))
         name = ctx.command_path.removeprefix("git blogpub ")
         lines += [".SS " + _esc(name), f"\\fBgit blogpub {_esc(name)}\\fR {_esc(usage)}", ".PP"]
-        lines.append(_esc(cmd.help or cmd.short_help or ""))
+        lines.append(_esc(" ".join((cmd.help or cmd.short_help or "").split())))
         if isinstance(cmd, click.Group):
             continue
         options = _options(cmd, ctx)

@@ -7,8 +7,9 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Union
+from typing import Any, Union
 
 from gitpub.core import userdirs
 from gitpub.core.errors import ConfigError
@@ -27,12 +28,9 @@ computed from it would overflow (and no sane setting is that long)."""
 StepSpec = Union[str, tuple[str, ...]]
 """A step is "builtin:NAME" or an argv for an external command."""
 
-# The tables are NamedTuples, not dataclasses: every command loads the config, and on Python
-# 3.11 creating a frozen dataclass costs ~1 ms of start-up (it compiles its methods from
-# source) against ~0.15 ms for a NamedTuple; eight of them were a tenth of a `submit`.
 
-
-class PublishConfig(NamedTuple):
+@dataclass(frozen=True)
+class PublishConfig:
     remote: str = "origin"
     branch: str = "main"
     content: tuple[str, ...] = ("content/posts",)
@@ -46,7 +44,8 @@ class PublishConfig(NamedTuple):
     review_prefix: str = "blogpub/review/"
 
 
-class FontsConfig(NamedTuple):
+@dataclass(frozen=True)
+class FontsConfig:
     source: str = "fonts/source.otf"
     face: int = 0
     outputs: tuple[str, ...] = ("public/fonts/blog.woff2",)
@@ -78,7 +77,8 @@ STEP_ROLES = ("draft", "judge", "recheck", "review", "scan", "validate")
 """The [steps] keys that name something to run (the others are numbers)."""
 
 
-class StepsConfig(NamedTuple):
+@dataclass(frozen=True)
+class StepsConfig:
     draft: StepSpec = "builtin:passthrough"
     judge: StepSpec = "builtin:similarity"
     recheck: StepSpec = "builtin:similarity"
@@ -91,7 +91,8 @@ class StepsConfig(NamedTuple):
     similar: str = "record"  # "record" or "review": what a recorded similar score does
 
 
-class RetryConfig(NamedTuple):
+@dataclass(frozen=True)
+class RetryConfig:
     max_attempts: int = 8
     base_delay: float = 30.0
     max_delay: float = 3600.0
@@ -103,7 +104,8 @@ class RetryConfig(NamedTuple):
 HAND_EDITS = ("all", "committed", "off")
 
 
-class SyncConfig(NamedTuple):
+@dataclass(frozen=True)
+class SyncConfig:
     # What external_sync delivers: "all" (uncommitted content edits of the live checkout, which
     # it commits, and unpushed commits), "committed" (only commits a person made), "off".
     hand_edits: str = "all"
@@ -112,25 +114,28 @@ class SyncConfig(NamedTuple):
     fetch_interval: float = 300.0
 
 
-class GcConfig(NamedTuple):
+@dataclass(frozen=True)
+class GcConfig:
     keep_days: float = 30.0  # refs/blog-jobs of finished jobs older than this are removed
 
 
-class ScanConfig(NamedTuple):
+@dataclass(frozen=True)
+class ScanConfig:
     # Fingerprints of findings a person has judged not to be secrets (`git blogpub scan`
     # prints them); an allowed finding is published as written.
     allow: frozenset[str] = frozenset()
 
 
-class Config(NamedTuple):
+@dataclass(frozen=True)
+class Config:
     root: Path
-    publish: PublishConfig = PublishConfig()
+    publish: PublishConfig = field(default_factory=PublishConfig)
     fonts: FontsConfig | None = None
-    steps: StepsConfig = StepsConfig()
-    retry: RetryConfig = RetryConfig()
-    gc: GcConfig = GcConfig()
-    sync: SyncConfig = SyncConfig()
-    scan: ScanConfig = ScanConfig()
+    steps: StepsConfig = field(default_factory=StepsConfig)
+    retry: RetryConfig = field(default_factory=RetryConfig)
+    gc: GcConfig = field(default_factory=GcConfig)
+    sync: SyncConfig = field(default_factory=SyncConfig)
+    scan: ScanConfig = field(default_factory=ScanConfig)
     node: str = "local"
     # Step roles whose external command, if any, comes from the repository's .blogpub.toml
     # rather than from this node's user config: those run only once the node allowed them.
@@ -203,7 +208,8 @@ def user_config_path() -> Path:
     return userdirs.config_dir() / "config.toml"
 
 
-class _UserConfig(NamedTuple):
+@dataclass(frozen=True)
+class _UserConfig:
     node: str | None = None
     steps: Mapping[str, Any] | None = None
     store_url: str | None = None

@@ -21,6 +21,7 @@ from gitpub.config import (
     StepsConfig,
     StepSpec,
     SyncConfig,
+    faces,
     valid_ref_name,
 )
 from gitpub.core.errors import ConfigError
@@ -277,7 +278,9 @@ def fonts(path: Path, data: Any) -> FontsConfig:
         raise r._fail("cjk_punctuation", "a boolean")
     return FontsConfig(
         source=source,
-        face=r.integer("face", d.face, lo=0, hi=65535),
+        face=r.integer("face", d.face, lo=0, hi=65535)
+        if "face" in r.data
+        else faces.default_face(path.parent, source),
         outputs=outputs,
         always=r.string("always", d.always),
         quality=r.integer("quality", d.quality, lo=0, hi=11),

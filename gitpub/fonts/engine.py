@@ -65,7 +65,7 @@ def choose(preference: str) -> str:
     if preference == "harfbuzz":
         raise FontError(
             f"{CONFIG_NAME}: fonts.engine = 'harfbuzz', but the uharfbuzz package is not "
-            "installed (pip install 'gitpub[fast]')"
+            "installed (pip install 'git-blogpub[fast]')"
         )
     return "fonttools"
 

@@ -7,6 +7,7 @@ glyphs instead of an error naming the key."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import json
@@ -114,7 +115,7 @@ def _open_blob(fc: FontsConfig, repo: Repo, blob: str, key: Identity) -> SourceF
         _check_face(fc, Path(fc.source), io.BytesIO(data), data[:12])
 
     path, data = faces.face_file(repo, blob, fc.face, check)
-    alone = FontsConfig(**{**fc._asdict(), "face": 0})  # the face alone in its file
+    alone = dataclasses.replace(fc, face=0)  # the face alone in its file
     try:
         with path.open("rb") as fh:
             outlines = _check_face(alone, path, fh, fh.read(12))

@@ -10,6 +10,7 @@ of the same commit with the job's files written into it, output bytes included."
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import posixpath
@@ -119,4 +120,4 @@ def _source(fc: FontsConfig, repo: Repo, base: str) -> SourceFont:
         return load_blob(fc, repo, found)
     assert found is not None  # `possible` said so
     # A file on disk, the same for every checkout (its facts are kept by its identity).
-    return load(fc._replace(source=str(found)), repo.root)
+    return load(dataclasses.replace(fc, source=str(found)), repo.root)

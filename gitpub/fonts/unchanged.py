@@ -16,6 +16,7 @@ would then hide that write."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -36,7 +37,7 @@ def _key(cfg: Config, root: Path) -> Path:
         [
             VERSION,
             str(root.resolve()),
-            list(cfg.fonts),
+            list(dataclasses.astuple(cfg.fonts)),
             slices.SLICING,
             cfg.publish.content,
             cfg.publish.suffixes,

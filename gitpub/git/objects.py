@@ -212,6 +212,26 @@ def _folders(tree: pygit2.Tree, path: str) -> bool:
     return True
 
 
+def obstruction(repo: Repo, commit: str, path: str) -> tuple[str, str] | None:
+    """(the folder on the way to `path`, what it is in `commit`'s tree) when that is not a
+    folder: a "submodule" (a gitlink: a file written below it replaces the submodule), a
+    "file" or a "symlink"; None when every folder on the way is one, or absent."""
+    node = repo.pg[commit].peel(pygit2.Tree)
+    parts = path.split("/")
+    for depth, part in enumerate(parts[:-1], start=1):
+        if part not in node:
+            return None
+        entry = node[part]
+        if entry.filemode == pygit2.enums.FileMode.COMMIT:
+            return "/".join(parts[:depth]), "submodule"
+        if entry.filemode == pygit2.enums.FileMode.LINK:
+            return "/".join(parts[:depth]), "symlink"
+        if entry.type_str != "tree":
+            return "/".join(parts[:depth]), "file"
+        node = repo.pg[entry.id].peel(pygit2.Tree)
+    return None
+
+
 def missing(repo: Repo, oids: Iterable[str]) -> list[str]:
     """Which of these objects the repository does not have, as git itself sees it now.
 

@@ -206,7 +206,7 @@ def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("gitpub")
+        return version("git-blogpub")
     except PackageNotFoundError:  # run from a source tree that was never installed
         return ""
 

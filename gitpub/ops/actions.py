@@ -227,3 +227,31 @@ def resume(
         **JobUpdate({**_RESET, "base_commit": str(parents[0]), "target_path": target}),
         also=lambda conn: outbox.settle_publish(conn, job.job_id, "retried"),
     )
+
+
+def conflict_steps(ctx: Context, job: Job) -> list[str]:
+    """The commands that settle a CONFLICT by hand, with this blog's remote, branch and paths
+    written in (a blog publishing `master`, or through a remote not named origin, must not be
+    told `origin/main`): `show` prints them, in order, ready to paste."""
+    import shlex
+
+    pub, short = ctx.config.publish, job.job_id[:8]
+    worktree, branch = ctx.worktree_dir(job.job_id), branch_name(job.job_id)
+    target = shlex.quote(job.target_path or "THE-ARTICLE")
+    steps = []
+    if not (worktree / ".git").exists():
+        if ctx.repo.resolve(f"refs/heads/{branch}") is None:
+            start = f"-b {branch} {pub.remote}/{pub.branch}"
+        else:
+            start = branch
+        steps.append(f"git worktree add {shlex.quote(str(worktree))} {start}")
+    steps += [
+        f"cd {shlex.quote(str(worktree))}",
+        f"git fetch {pub.remote} && git rebase {pub.remote}/{pub.branch}",
+        f"# edit {target} so it holds both versions, then:",
+        f"git add {target} && git rebase --continue",
+        f"cd {shlex.quote(str(ctx.repo.root))} && git blogpub resolve {short} --continue",
+        f"# or start over: git blogpub retry {short}; give up: git blogpub resolve {short} "
+        "--abandon",
+    ]
+    return steps

@@ -53,6 +53,7 @@ class Preview:
     base_commit: str | None
     target: str | None
     decision: str | None  # the judge's NEW / UPDATE / SKIP, when it ran
+    warning: str | None = None  # about the path: a front-matter date no one could read
     entries: list[manifest.Entry] = field(default_factory=list)
     manifest_sha256: str | None = None
     diff: list[str] = field(default_factory=list)
@@ -91,8 +92,16 @@ class ScratchPreparer(Preparer):
 
     def fresh_base(self) -> Oid | None:
         # A dry run changes nothing, the remote-tracking branch included: it previews on the
-        # remote as last fetched, and says so (`base:` in its report).
-        return self.ctx.repo.resolve(self.ctx.tracking_ref)
+        # remote as last fetched, and says so (`base:` in its report). A branch the remote
+        # holds but this clone never fetched cannot be previewed; it says what would let it.
+        found = self.ctx.repo.resolve(self.ctx.tracking_ref)
+        if found is None:
+            p = self.ctx.config.publish
+            self.base_problem = (
+                f"branch {p.branch!r} of remote {p.remote!r} was never fetched here: "
+                f"`git fetch {p.remote}`, then dry-run again"
+            )
+        return found
 
     def worktree(self, base: Oid) -> Path:
         # Where a real prepare writes (a checkout only when something reads one), inside
@@ -171,6 +180,8 @@ def _describe(
         base_commit=job.base_commit,
         target=job.target_path or aimed,
         decision=target_event.get("decision") or judged.get("decision"),
+        warning=target_event.get("warning")
+        or (preparer.proposed.warning if preparer.proposed is not None else None),
     )
     if state is not State.READY_TO_COMMIT or preparer.checkout is None:
         return out

@@ -7,6 +7,7 @@ stored answer is reused (the draft is the expensive, non-deterministic one)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -23,13 +24,11 @@ from gitpub.core.ids import Oid
 from gitpub.core.states import State
 from gitpub.git import worktrees
 from gitpub.intake import checks
-from gitpub.prepare import manifest, queued, secrets, similarity_index, steps
+from gitpub.prepare import manifest, preflight, queued, secrets, similarity_index, steps
 from gitpub.prepare import target as rules
 from gitpub.prepare.jobtree import discard_worktree, needs_checkout
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder, stored_text
-from gitpub.site import paths
-from gitpub.site.article import Article
 from gitpub.store import jobs
 from gitpub.store.db import parse_time
 from gitpub.store.jobs import Job
@@ -69,7 +68,10 @@ class Preparer(Recorder):
         source = stored_text(self.ctx.state_dir / self.job.source_path)
         base = self.base_commit()
         if base is None:
-            return Outcome(State.REVIEW, f"branch {cfg.publish.branch!r} has no commit to build on")
+            why = self.base_problem or f"branch {cfg.publish.branch!r} has no commit to build on"
+            return Outcome(State.REVIEW, why)
+        if misplaced := preflight.placement_problems(self.ctx.repo, base, cfg):  # see there
+            return Outcome(State.REVIEW, "; ".join(map(str, misplaced)), "write_set_violation")
 
         draft = self.checkpoint(
             "draft", lambda: self.draft(source), durable=steps.external(cfg.steps.draft)
@@ -111,7 +113,8 @@ class Preparer(Recorder):
         before = existing.get(path)
         self.note(
             "target",
-            {"path": path, "decision": verdict["decision"], "origin": target.origin},
+            {"path": path, "decision": verdict["decision"], "origin": target.origin}
+            | ({"warning": target.warning} if target.warning else {}),
             {
                 "target_path": path,
                 "target_blob_sha256": (
@@ -185,15 +188,12 @@ class Preparer(Recorder):
             self.refreshed = True
         return self.ctx.repo.resolve(self.ctx.tracking_ref)
 
+    base_problem: str | None = None  # why there is no base, with the fix
+
     def base_commit(self) -> Oid | None:
         if self.job.base_commit:
             return Oid(self.job.base_commit)
-        p = self.ctx.config.publish
-        # Build on what the remote had at our last fetch: the job commit then carries only
-        # the job's own change, never unpushed hand edits of the live checkout.
-        base = self.ctx.repo.resolve(self.ctx.tracking_ref) or self.ctx.repo.resolve(
-            f"refs/heads/{p.branch}"
-        )
+        base, self.base_problem = preflight.base(self.ctx, self.fresh_base)
         if base is not None:
             self.note("base", {"base_commit": base}, {"base_commit": base}, durable=False)
         return base
@@ -214,33 +214,15 @@ class Preparer(Recorder):
     def article_path(self, draft: dict[str, Any]) -> rules.Target:
         cfg = self.ctx.config
         if draft.get("path"):
-            chosen, explicit, origin = draft["path"], True, "draft path"
+            found = rules.Target(draft["path"], True, "draft path")
         elif self.job.requested_target:
-            chosen, explicit, origin = self.job.requested_target, True, "--target"
+            found = rules.Target(self.job.requested_target, True, "--target")
         else:
-            article = Article.read(draft["text"])
-            template = cfg.publish.path
-            if template is None and (self.ctx.job_dir(self.job.job_id) / intake.ASSETS).is_dir():
-                # A bundle gets a folder of its own, never its files in the content root.
-                template = f"{cfg.publish.content[0]}/{{slug}}/index{cfg.publish.suffixes[0]}"
-            named = paths.derive(
-                template,
-                cfg.publish.content[0],
-                cfg.publish.suffixes[0],
-                article,
-                submitted=datetime.fromtimestamp(parse_time(self.job.created_at), timezone.utc),
-            )
-            chosen, explicit, origin = named.path, named.explicit, named.origin
-            dated = paths.dated_alike(cfg.publish.path, article, self.existing)
-            if dated is not None and dated != chosen:
-                # Still derived, not the writer's: replacing it needs --target, and the same
-                # bytes again end in "no change".
-                chosen, origin = dated, f"{origin}, dated by the existing {dated}"
-            named_mdx = paths.mdx_named(chosen, draft["text"], cfg.publish.suffixes)
-            if named_mdx != chosen:
-                chosen, origin = named_mdx, f"{origin}, .mdx for its MDX"
-        path = checks.check_target(cfg, self.ctx.repo.root, chosen, origin)
-        return rules.Target(path, explicit, origin)
+            bundle = (self.ctx.job_dir(self.job.job_id) / intake.ASSETS).is_dir()
+            submitted = datetime.fromtimestamp(parse_time(self.job.created_at), timezone.utc)
+            found = rules.derived(cfg, draft["text"], bundle, submitted, self.existing)
+        path = checks.check_target(cfg, self.ctx.repo.root, found.path, found.origin)
+        return dataclasses.replace(found, path=path)
 
     def decide(
         self,

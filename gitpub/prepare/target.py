@@ -8,14 +8,17 @@ own target or the job waits for a person."""
 
 from __future__ import annotations
 
+import datetime as dt
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gitpub.config import StepsConfig
+from gitpub.config import Config, StepsConfig
 from gitpub.core.states import State
 from gitpub.prepare.builtins import shown
+from gitpub.site import paths
+from gitpub.site.article import Article
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,32 @@ class Target:
     path: str
     explicit: bool  # the writer named it (--target, draft path, front-matter slug)
     origin: str  # where the path came from, for the job's history
+    warning: str | None = None  # what a person should know about it (an unreadable date)
+
+
+def derived(
+    cfg: Config, text: str, bundle: bool, submitted: dt.datetime, existing: Iterable[str]
+) -> Target:
+    """The path gitpub proposes for an article no one placed: the template (a bundle's own
+    folder without one), the front matter's slug and date, an existing post that dates it
+    (Jekyll's dated names), `.mdx` for MDX."""
+    article = Article.read(text)
+    pub = cfg.publish
+    template = pub.path
+    if template is None and bundle:
+        # A bundle gets a folder of its own, never its files in the content root.
+        template = f"{pub.content[0]}/{{slug}}/index{pub.suffixes[0]}"
+    named = paths.derive(template, pub.content[0], pub.suffixes[0], article, submitted=submitted)
+    chosen, origin = named.path, named.origin
+    dated = paths.dated_alike(pub.path, article, existing)
+    if dated is not None and dated != chosen:
+        # Still derived, not the writer's: replacing it needs --target, and the same bytes
+        # again end in "no change".
+        chosen, origin = dated, f"{origin}, dated by the existing {dated}"
+    named_mdx = paths.mdx_named(chosen, text, pub.suffixes)
+    if named_mdx != chosen:
+        chosen, origin = named_mdx, f"{origin}, .mdx for its MDX"
+    return Target(chosen, named.explicit, origin, named.warning)
 
 
 @dataclass(frozen=True)

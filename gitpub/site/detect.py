@@ -255,20 +255,36 @@ def _hexo_template(name: str) -> str:
 def _astro(root: Path) -> Site | None:
     names = tuple(f"astro.config.{ext}" for ext in ("mjs", "js", "ts", "mts", "cjs"))
     cfg = _first(root, names)
-    if cfg is None or not (root / "src" / "content").is_dir():
+    if cfg is None:
         return None
-    content = next(
-        (
-            c
-            for c in ("src/content/blog", "src/content/posts", "src/content/post")
-            if (root / c).is_dir()
-        ),
-        "src/content",
-    )
+    declared = _astro_collections(root)
+    if not declared and not (root / "src" / "content").is_dir():
+        return None
+    known = ("src/content/blog", "src/content/posts", "src/content/post")
+    candidates = declared or [c for c in known if (root / c).is_dir()] or ["src/content"]
+    content = max(candidates, key=lambda c: len(_articles(root / c)))
     site = Site("Astro", content=content, fonts_dir="public/fonts")
-    site.reasons.append(f"{cfg} and src/content/ exist")
-    site.suffixes = _suffix_order(_articles(root / content), (".md", ".mdx"))
+    if declared:
+        site.reasons.append(f"{cfg} exists; the content config loads {content}/")
+    else:
+        site.reasons.append(f"{cfg} and src/content/ exist")
+    _lay_out(site, root, _articles(root / content), "Astro")
     return site
+
+
+_ASTRO_BASE = re.compile(r"""\bbase\s*:\s*['"]\.?/?([^'"]+?)/?['"]""")
+
+
+def _astro_collections(root: Path) -> list[str]:
+    """The folders Astro's content layer loads (`glob({ base: "./content/posts" })` in
+    src/content.config.*), that exist."""
+    for name in ("content.config", "content/config"):
+        for ext in ("ts", "mts", "mjs", "js"):
+            path = root / "src" / f"{name}.{ext}"
+            if path.is_file():
+                found = _ASTRO_BASE.findall(path.read_text("utf-8", "replace"))
+                return [f for f in dict.fromkeys(found) if (root / f).is_dir()]
+    return []
 
 
 def _docusaurus(root: Path) -> Site | None:

@@ -57,6 +57,12 @@ class FrontMatter:
     def date(self) -> dt.datetime | None:
         return to_datetime(self.data.get("date"))
 
+    @property
+    def unreadable_date(self) -> str | None:
+        """The `date` as written when it is there but no date (`date: someday`)."""
+        raw = self.data.get("date")
+        return None if raw is None or raw == "" or self.date is not None else str(raw)
+
 
 def parse(text: str) -> FrontMatter:
     lines, first = _opening(text)
@@ -158,9 +164,19 @@ def _unquote(value: str) -> str:
     return value
 
 
+_DATE = re.compile(
+    r"(\d{4})([-/.])(\d{1,2})\2(\d{1,2})"  # 2016-10-09, 2016/10/09, 2016.10.09
+    r"(?:[ T]+(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?)?"  # 19:18, 8:09:35, 19:18:24.5
+    r"\s*(Z|[+-]\d{2}(?::?\d{2})?)?$",  # Z, +08:00, +0800, -05
+    re.IGNORECASE,
+)
+
+
 def to_datetime(value: Any) -> dt.datetime | None:
-    """A front-matter date as the generators write them: YAML/TOML dates and datetimes, or
-    strings such as `2024-05-01`, `2024-05-01 10:30:00`, `2024-05-01T10:30:00+08:00`."""
+    """A front-matter date as the generators read them: YAML/TOML dates and datetimes, or the
+    strings they accept — `2024-05-01`, `2024-05-01 10:30`, `2016/10/09 19:18:24` (Hexo's and
+    VitePress's own), `2017-08-13 21:30:00 +0800`, ISO 8601 with an offset. None for anything
+    else (the caller names it: an unreadable date is never quietly today)."""
     if isinstance(value, dt.datetime):
         return value
     if isinstance(value, dt.date):
@@ -168,15 +184,26 @@ def to_datetime(value: Any) -> dt.datetime | None:
     if not isinstance(value, str):
         return None
     text = value.strip()
-    for candidate in (text, text.replace(" ", "T", 1)):
-        try:
-            return dt.datetime.fromisoformat(candidate.replace("Z", "+00:00"))
-        except ValueError:
-            continue
-    m = re.match(r"(\d{4})-(\d{1,2})-(\d{1,2})", text)
-    if m:
-        try:
-            return dt.datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-        except ValueError:
-            return None
-    return None
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        pass
+    m = _DATE.match(text)
+    if m is None:
+        return None
+    year, _, month, day, hour, minute, second, offset = m.groups()
+    try:
+        moment = dt.datetime(
+            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0)
+        )
+        return moment.replace(tzinfo=_zone(offset)) if offset else moment
+    except ValueError:
+        return None
+
+
+def _zone(offset: str) -> dt.timezone:
+    if offset.upper() == "Z":
+        return dt.timezone.utc
+    digits = offset[1:].replace(":", "")
+    minutes = int(digits[:2]) * 60 + int(digits[2:4] or 0)
+    return dt.timezone(dt.timedelta(minutes=-minutes if offset[0] == "-" else minutes))

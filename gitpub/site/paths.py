@@ -42,6 +42,7 @@ class Named(NamedTuple):
     path: str
     explicit: bool  # the writer named it: the front matter's slug
     origin: str  # "front-matter slug", "title" or "template"
+    warning: str | None = None  # a front-matter date `{date}` could not read
 
 
 def slugify(text: str) -> str:
@@ -131,9 +132,16 @@ def derive(
         return value
 
     path = _PLACEHOLDER.sub(fill, pattern)
+    raw = article.front.unreadable_date if "{date" in pattern else None
+    warning = (
+        f"the front-matter date {raw!r} is no date gitpub can read (2016-10-09, "
+        "2016/10/09 19:18[:24], ISO 8601 with an offset): {date} took the submit time"
+        if raw is not None
+        else None
+    )
     if slug is not None and "{slug" in pattern:
-        return Named(path, True, "front-matter slug")
-    return Named(path, False, "template" if template else "title")
+        return Named(path, True, "front-matter slug", warning)
+    return Named(path, False, "template" if template else "title", warning)
 
 
 def mdx_named(path: str, text: str, suffixes: Iterable[str]) -> str:

@@ -141,23 +141,6 @@ def at(epoch: float) -> str:
 
 def parse_time(text: str) -> float:
     """Seconds since the epoch of a timestamp as `now` and `at` write it."""
-    # Read field by field: `strptime` imports `_strptime` (calendar, locale and their regexes)
-    # on first use, which would cost `status` more than listing a hundred jobs. Any other
-    # spelling goes to `strptime`, which accepts or refuses it as it always did.
-    if len(text) == 27 and text[4:20:3] == "--T::." and text[26] == "Z":
-        parts = (
-            text[:4],
-            text[5:7],
-            text[8:10],
-            text[11:13],
-            text[14:16],
-            text[17:19],
-            text[20:26],
-        )
-        if all(p.isascii() and p.isdigit() for p in parts):
-            year, month, day, hour, minute, second, micro = map(int, parts)
-            stamp = datetime(year, month, day, hour, minute, second, micro, tzinfo=timezone.utc)
-            return stamp.timestamp()
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 
 

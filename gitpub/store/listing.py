@@ -70,14 +70,22 @@ def select(
     marks = ",".join("?" * len(OPEN))
     open_jobs = _rows(store, f"WHERE state IN ({marks})", tuple(s.value for s in OPEN), None)
     recent: list[Job] = []
+    wanted = RECENT if limit is None else limit
     for finished in FINISHED:  # one bounded index range per state, merged here
-        recent += _rows(store, "WHERE state = ?", (finished.value,), RECENT)
-    recent = sorted(recent, key=lambda j: (j.updated_at, j.job_id), reverse=True)[:RECENT]
-    chosen = _oldest_first(open_jobs) + _oldest_first(recent)
+        recent += _rows(store, "WHERE state = ?", (finished.value,), wanted)
+    recent = _newest(recent)[:wanted]
     if limit is not None:
-        chosen = chosen[:limit]
-    listed = sum(1 for j in chosen if j.state in FINISHED)
+        # `--limit N`: the newest N of everything listed, open or finished, as with a filter.
+        keep = {j.job_id for j in _newest(open_jobs + recent)[:limit]}
+        open_jobs = [j for j in open_jobs if j.job_id in keep]
+        recent = [j for j in recent if j.job_id in keep]
+    chosen = _oldest_first(open_jobs) + _oldest_first(recent)
+    listed = len(recent)
     return Listing(chosen, counts, sum(counts.values()) - listed)
+
+
+def _newest(rows: list[Job]) -> list[Job]:
+    return sorted(rows, key=lambda j: (j.updated_at, j.job_id), reverse=True)
 
 
 def _oldest_first(rows: list[Job]) -> list[Job]:

@@ -173,7 +173,7 @@ class PgStore(Store):
         except ImportError:
             raise GitpubError(
                 "GITPUB_STORE names PostgreSQL, but psycopg is not installed "
-                "(pip install 'gitpub[postgresql]')"
+                "(pip install 'git-blogpub[postgresql]')"
             ) from None
         self.blog = blog
         try:

@@ -110,7 +110,8 @@ def _copy_of_the_source(dest: Path) -> Path:
 def test_readme_first_command_in_a_fresh_virtualenv(tmp_path: Path) -> None:
     """`pip install . && git blogpub demo DIR` with a real, non-editable install into a new venv,
     offline and outside the source tree: the wheel is built from a copy of the tree with this
-    interpreter's setuptools, and the new venv borrows this one's installed dependencies."""
+    interpreter's setuptools and installed by its distribution name, `git-blogpub`; the new
+    venv borrows this one's installed dependencies."""
     src = _copy_of_the_source(tmp_path / "src")
     dist = tmp_path / "dist"
     build = subprocess.run(
@@ -121,7 +122,8 @@ def test_readme_first_command_in_a_fresh_virtualenv(tmp_path: Path) -> None:
         timeout=300,
     )
     assert build.returncode == 0, build.stderr
-    (wheel,) = dist.glob("gitpub-*.whl")
+    (wheel,) = dist.glob("*.whl")
+    assert wheel.name.startswith("git_blogpub-"), wheel.name  # the distribution's own name
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
@@ -137,7 +139,10 @@ def test_readme_first_command_in_a_fresh_virtualenv(tmp_path: Path) -> None:
     ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     Path(site, "borrowed-dependencies.pth").write_text("\n".join(sorted(ours)) + "\n")
     install = subprocess.run(
-        [str(py), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", str(wheel)],
+        # By name, as a user installs it from the package index: `git-blogpub`. The borrowed
+        # site-packages hold this tree's editable install under that name: ignored, not removed.
+        [str(py), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps"]
+        + ["--ignore-installed", "--find-links", str(dist), "git-blogpub"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -154,6 +159,10 @@ def test_readme_first_command_in_a_fresh_virtualenv(tmp_path: Path) -> None:
         check=True,
     ).stdout
     assert where_from.startswith(site), where_from  # the installed copy, not this tree
+    shown = subprocess.run(
+        [str(py), "-m", "pip", "show", "git-blogpub"], capture_output=True, text=True, env=env
+    ).stdout
+    assert "Name: git-blogpub" in shown, shown
     where = tmp_path / "demo"
     res = subprocess.run(
         ["git", "blogpub", "demo", str(where)],

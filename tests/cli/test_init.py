@@ -142,3 +142,40 @@ def test_init_outside_any_known_blog_writes_a_generic_config(tmp_path: Path) -> 
         "wrote a generic config"
     )
     assert config.load(root).publish.content == ("content/posts",)
+
+
+def test_init_names_the_remote_default_branch_and_the_face_for_the_blog_language(
+    tmp_path: Path,
+) -> None:
+    """A Chinese blog on `master` with a CJK collection whose first face is JP: the config
+    says master, and its face line is the SC face, named."""
+    from testing.fontkit import tiny_collection
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "--quiet", "--bare", "--initial-branch=master", str(remote))
+    seed = _repo(
+        tmp_path / "seed",
+        {
+            "hugo.toml": 'baseURL = "https://example.org/"\nlanguageCode = "zh-CN"\n',
+            "content/post/a.md": "---\ntitle: a\n---\n",
+        },
+    )
+    tiny_collection(seed / "fonts" / "cjk.ttc", families=["Tiny CJK JP", "Tiny CJK SC"])
+    git(seed, "add", ".")
+    git(seed, "commit", "--quiet", "-m", "blog")
+    git(seed, "push", "--quiet", str(remote), "HEAD:master")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "--quiet", "--origin", "upstream", str(remote), str(clone))
+    git(clone, "checkout", "--quiet", "-b", "drafts")  # a local branch is not what publishes
+
+    res = _init(clone)
+    assert res.returncode == 0, res.stderr
+    text = (clone / ".blogpub.toml").read_text()
+    assert 'remote = "upstream"' in text and 'branch = "master"' in text
+    assert "# face = 1    # Tiny CJK SC, for zh-CN (hugo.toml languageCode)" in text
+    enabled = text.replace("# [fonts]", "[fonts]").replace("# source", "source")
+    enabled = enabled.replace("# face = 1", "face = 1").replace("# # outputs", "outputs")
+    enabled = enabled.replace("# chunked", "#")
+    (clone / ".blogpub.toml").write_text(enabled)
+    loaded = config.load(clone)
+    assert loaded.fonts is not None and loaded.fonts.face == 1

@@ -72,6 +72,17 @@ def test_git_blogpub_help_opens_the_installed_manual(tmp_path: Path) -> None:
         assert f"git blogpub {name}" in proc.stdout
     assert "git blogpub topic close" in proc.stdout
     assert "--until-idle" in proc.stdout
+    assert proc.stderr == ""  # no troff warning, though no terminal is there
+    # The console script itself, started without git, opens the same page.
+    direct = subprocess.run(
+        [str(prefix / "bin" / "git-blogpub"), "--help"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert (direct.returncode, direct.stderr) == (0, "")
+    assert "git blogpub topic close" in direct.stdout and "EXIT STATUS" in direct.stdout
 
 
 def test_usage_errors_point_to_h_and_to_the_manual(tmp_path: Path) -> None:

@@ -76,6 +76,28 @@ def test_status_lists_open_jobs_in_full_and_summarizes_the_finished(
     assert everything.count("PUBLISHED") == 15 and review[:8] in everything
 
 
+def _job_rows(out: str) -> list[str]:
+    return [ln for ln in out.splitlines() if ln.startswith("  ") and "…" not in ln]
+
+
+def test_status_limit_n_lists_the_newest_n_jobs(busy: tuple[Blog, str, str]) -> None:
+    """`--limit N` shows N jobs, the newest, open or finished, and says what it left out."""
+    blog, review, fresh = busy
+    one = blog.ok("status", "--limit", "1").stdout
+    assert _job_rows(one) == [ln for ln in one.splitlines() if fresh[:8] in ln]
+    assert "done (15 PUBLISHED)\n" in one and "the newest 0" not in one
+    assert "  … 15 more" in one
+
+    many = blog.ok("status", "--limit", "14").stdout
+    assert len(_job_rows(many)) == 14
+    assert review[:8] in many and fresh[:8] in many
+    assert "done (15 PUBLISHED), the newest 12:" in many
+    assert "  … 3 more" in many
+    listed = blog.ok("status", "--json", "--limit", "14").json()
+    assert len(listed["jobs"]) == 14 and listed["unlisted"] == 3
+    assert len(blog.ok("status", "--json", "--limit", "30").json()["jobs"]) == 17
+
+
 def test_status_json_filters(busy: tuple[Blog, str, str]) -> None:
     blog, review, fresh = busy
     default = blog.ok("status", "--json").json()

@@ -164,7 +164,7 @@ def test_containerfile_installs_git_and_gitpub_postgresql_and_runs_worker_sh() -
     runs = " && ".join(args for op, args in steps if op == "RUN")
     assert re.search(r"apt-get install [^&]*\bgit\b", runs), runs
     args = dict(a.split("=", 1) for op, a in steps if op == "ARG")
-    assert args["GITPUB"] == '"gitpub[postgresql]"'
+    assert args["GITPUB"] == '"git-blogpub[postgresql]"'
     assert re.search(r'pip install [^&]*"\$GITPUB"', runs), runs
     copies = [args.split() for op, args in steps if op == "COPY"]
     assert copies == [["worker.sh", "/usr/local/bin/gitpub-worker"]]

@@ -3,6 +3,7 @@ bytes, when nothing is written, and the errors a user sees for a bad font."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -212,7 +213,7 @@ def test_quality_is_part_of_the_bytes(tmp_path: Path) -> None:
     blog = make_font_blog(tmp_path, fonts_table("fonts/tiny.ttf", quality=1), font)
     cfg = config.load(blog.root)
     assert cfg.fonts is not None
-    better = cfg._replace(fonts=cfg.fonts._replace(quality=11))
+    better = dataclasses.replace(cfg, fonts=dataclasses.replace(cfg.fonts, quality=11))
     assert fonts.stale(better, blog.root) == {"public/fonts/blog.woff2": "quality changed"}
 
 
@@ -245,7 +246,7 @@ def test_doctor_names_the_font_engine_and_the_gate_falls_back_without_harfbuzz(
     no_hb = {"PYTHONPATH": str(shadow)}
     finding = engine_finding(no_hb)
     assert finding["status"] == "warning" and "fontTools" in finding["message"]
-    assert "gitpub[fast]" in finding["hint"]
+    assert "git-blogpub[fast]" in finding["hint"]
     blog.ok("fonts", env=no_hb)
     data = (blog.root / "public/fonts/blog.woff2").read_bytes()
     assert cmap(data) == (_all_article_chars(blog.root) | ASCII) & COVERED

@@ -448,17 +448,10 @@ MUTANTS = (
         ),
     ),
     Mutant(
-        "job ids lose the uuid4 form gc and the lost check read",
-        "gitpub/intake/__init__.py",
-        "    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4\n",
-        "",
-        ("tests/cli/test_lean_start.py::test_job_ids_keep_the_uuid4_form_every_reader_expects",),
-    ),
-    Mutant(
         "the user folders ignore the XDG variables",
         "gitpub/core/userdirs.py",
-        'base = os.environ.get(variable, "")',
-        'base = ""',
+        "platformdirs.user_config_dir(APP, appauthor=False)",
+        'str(Path.home() / ".config" / APP)',
         ("tests/cli/test_userdirs.py::test_the_folders_are_platformdirs_ones",),
     ),
     Mutant(

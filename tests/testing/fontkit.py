@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -67,10 +67,12 @@ def tiny_font(path: Path, chars: Iterable[int] = COVERED, family: str = "Tiny") 
     return path
 
 
-def tiny_collection(path: Path, faces: int = 2) -> Path:
-    """A .ttc of `faces` tiny fonts (for face-index checks)."""
+def tiny_collection(path: Path, faces: int = 2, families: Sequence[str] = ()) -> Path:
+    """A .ttc of `faces` tiny fonts (for face-index checks), or one per family name given
+    ("Tiny CJK JP", "Tiny CJK SC": a collection's faces are told apart by these)."""
+    names = list(families) or [f"Tiny {i}" for i in range(faces)]
     coll = TTCollection()
-    coll.fonts = [TTFont(io.BytesIO(_tiny(COVERED, f"Tiny {i}"))) for i in range(faces)]
+    coll.fonts = [TTFont(io.BytesIO(_tiny(COVERED, name))) for name in names]
     path.parent.mkdir(parents=True, exist_ok=True)
     coll.save(str(path))
     return path

@@ -15,6 +15,7 @@ from pathlib import Path
 from gitpub import intake
 from gitpub.cli.commands import demo_font
 from gitpub.cli.commands.output import say
+from gitpub.config import faces
 from gitpub.context import Context, open_context
 from gitpub.core.errors import InputError
 from gitpub.git.process import run_git
@@ -31,7 +32,7 @@ branch = "main"
 content = ["content/posts"]
 
 [fonts]
-source = "{source}"
+source = "{source}"{face}
 outputs = ["public/fonts/blog.woff2"]
 always = "ascii"
 cjk_punctuation = true
@@ -114,7 +115,12 @@ def _scaffold(root: Path) -> tuple[Path, Path, Path, str]:
         chars = "".join(t + b for t, b in ARTICLES.values()) + "修改一处错字加上一句"
         (blog / "fonts" / "demo.ttf").write_bytes(demo_font.build(chars))
         source, where = "fonts/demo.ttf", "a font built on the spot (no CJK font installed)"
-    (blog / ".blogpub.toml").write_text(CONFIG.format(source=source))
+    # A Chinese blog says so (Hugo's languageCode), and a collection's face follows it: the
+    # SC face, not the JP one a collection may hold first.
+    (blog / "hugo.toml").write_text('title = "gitpub demo"\nlanguageCode = "zh-CN"\n')
+    chosen = faces.choose(blog / source, "zh-CN") if source.endswith(".ttc") else None
+    face = f"\nface = {chosen[0]}    # {chosen[1]}, for zh-CN" if chosen else ""
+    (blog / ".blogpub.toml").write_text(CONFIG.format(source=source, face=face))
     (blog / "content" / "posts").mkdir(parents=True)
     (blog / "content" / "posts" / ".keep").write_text("")
     _git(blog, "add", ".")

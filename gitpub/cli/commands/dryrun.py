@@ -7,6 +7,7 @@ from pathlib import Path
 from gitpub import config, intake
 from gitpub.cli.commands.output import say
 from gitpub.cli.commands.submit import read_assets, read_source
+from gitpub.context import require_remote
 from gitpub.core.states import State
 from gitpub.git.repo import Repo
 from gitpub.ops import dryrun
@@ -23,6 +24,7 @@ def main(path: Path, *, source: str, target: str | None, assets: tuple[str, ...]
     # must leave both exactly as they are (even absent).
     repo = Repo.discover(path)
     cfg = config.load(repo.root)
+    require_remote(repo, cfg)  # as submit refuses it: nothing could ever be delivered
     text = read_source(cfg, source)
     # Checked and refused exactly as submit's door does: a secret nobody allowed, a path that
     # is not portable, an asset that leaves its folder are a submit's first answer.
@@ -43,6 +45,8 @@ def report(p: dryrun.Preview) -> None:
     if p.target:
         decision = f" ({p.decision})" if p.decision else ""
         say(f"target:   {p.target}{decision}")
+    if p.warning:
+        say(f"warning:  {p.warning}")
     for a in p.assets:
         say(f"asset:    {a.name} -> {a.path} ({a.there})")
     if p.outcome is not State.READY_TO_COMMIT:

@@ -132,8 +132,8 @@ def _print(ctx: Context, listing: joblist.Listing, *, filtered: bool) -> None:
             say(f"done ({len(finished)}):")
     elif total:
         counts = ", ".join(f"{n:,} {s}" for s, n in sorted(listing.finished.items()))
-        newest = f", the newest {len(finished)}" if listing.unlisted else ""
-        say(f"done ({counts}){newest}:")
+        newest = f", the newest {len(finished)}" if listing.unlisted and finished else ""
+        say(f"done ({counts}){newest}" + (":" if finished else ""))
     for j in finished:
         say(_row(ctx, j, width))
     if listing.unlisted and not filtered:
@@ -167,12 +167,25 @@ def show(path: Path, *, job_id: str | None, as_json: bool, key: str | None = Non
         why = joblist.reason(ctx.store, job.job_id)
         if why and (job.state in NEEDS_PERSON or job.state is State.RETRY_WAIT):
             say(_wrapped(f"{'reason:':<16} ", why, width))
+        if job.state is State.CONFLICT:
+            say(f"{'worktree:':<16} {ctx.worktree_dir(job.job_id)}")
+        for warning in dict.fromkeys(
+            e["detail"]["warning"] for e in history if "warning" in e["detail"]
+        ):
+            say(_wrapped(f"{'warning:':<16} ", str(warning), width))
         say("events:")
         for ev in history:
             move = f"{ev['from_state'] or '-'} → {ev['to_state']}" if ev["to_state"] else ""
             say(f"  {ev['seq']:>3} {ev['at']} {ev['step']:<20} {move}".rstrip())
             for name, value in ev["detail"].items():
                 say(_wrapped(f"        {name}=", _text(value), width, indent=10))
+        if job.state is State.CONFLICT:
+            # Last, where the eye ends up: what settles it, ready to paste.
+            from gitpub.ops import actions  # `status` never loads the operator's rooms
+
+            say("to settle it:")
+            for step in actions.conflict_steps(ctx, job):
+                say(f"  {step}")  # never wrapped: each line is one command
 
 
 def _text(value: Any) -> str:

@@ -16,6 +16,7 @@ from gitpub.git.repo import Repo
 from gitpub.ops.doctor.allowance import check_trust
 from gitpub.ops.doctor.fonts import check_fonts
 from gitpub.ops.doctor.handedits import check_held_edits
+from gitpub.ops.doctor.publishing import check_publishing
 from gitpub.ops.doctor.report import OK, PROBLEM, WARNING, Finding, ProblemsFound, Report
 from gitpub.ops.doctor.repository import (
     check_config,
@@ -23,6 +24,7 @@ from gitpub.ops.doctor.repository import (
     check_hooks,
     check_ruleset,
     check_state_dir,
+    check_version,
 )
 from gitpub.ops.doctor.state import (
     check_leases,
@@ -42,6 +44,7 @@ __all__ = ["Finding", "ProblemsFound", "Report", "diagnose", "render", "verdict"
 
 def diagnose(path: Path) -> Report:
     report = Report()
+    check_version(report)
     check_git(report)
     try:
         repo = Repo.discover(path)
@@ -51,6 +54,7 @@ def diagnose(path: Path) -> Report:
     report.add("repository", OK, f"{repo.root} (git dir {repo.common_dir})")
     cfg = check_config(report, repo)
     if cfg is not None:
+        check_publishing(report, repo, cfg)
         check_fonts(report, repo, cfg)
     check_ruleset(report, cfg)
     if cfg is not None:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gitpub.config import CONFIG_NAME, Config, FontsConfig
+from gitpub.config import CONFIG_NAME, Config, FontsConfig, faces
 from gitpub.config.slices import CSS_NAME
 from gitpub.git.repo import Repo
 from gitpub.ops.doctor.report import OK, PROBLEM, Report
+from gitpub.site.language import blog_language
 
 CJK = range(0x4E00, 0xA000)  # CJK Unified Ideographs: what the subsets exist for
 
@@ -46,13 +47,46 @@ def check_fonts(report: Report, repo: Repo, cfg: Config) -> None:
                     _face_hint(fc, path),
                 )
             else:
+                family = _check_face_language(report, repo, fc, path)
                 report.add(
                     "fonts",
                     OK,
-                    f"{fc.source} face {fc.face}: {len(source.coverage)} characters, "
+                    f"{fc.source} face {fc.face}{family}: {len(source.coverage)} characters, "
                     f"{cjk} CJK ideographs",
                 )
     _outputs_writable(report, repo.root, fc)
+
+
+def _check_face_language(report: Report, repo: Repo, fc: FontsConfig, path: Path) -> str:
+    """The face's family and the language it is drawn for, against the blog's language: a
+    Chinese blog set in a collection's JP face shows Japanese glyph shapes. Returns the
+    family for the ok line (" (Noto Sans CJK SC, zh-Hans)")."""
+    names = faces.families(path)
+    family = names[fc.face] if fc.face < len(names) else ""
+    region = faces.region(family)
+    drawn = faces.REGIONS.get(region or "")
+    said = f" ({family}{', ' + drawn if drawn else ''})" if family else ""
+    declared = blog_language(repo.root)
+    if declared is None or not region:
+        return said
+    language, where = declared
+    wanted = faces.wanted_region(language)
+    if not wanted or region in wanted:
+        return said
+    better = faces.choose(path, language)
+    fix = (
+        f"set fonts.face = {better[0]} ({better[1]}) in {CONFIG_NAME}"
+        if better
+        else f"point fonts.source at a font drawn for {language}"
+    )
+    report.add(
+        "fonts",
+        PROBLEM,
+        f"fonts.face {fc.face} of {path.name} is {family!r}, drawn for {drawn}, but the blog "
+        f"is {language!r} ({where}): its characters would show another region's glyph shapes",
+        fix,
+    )
+    return said
 
 
 def _add_hint(cfg: Config, fc: FontsConfig) -> str:

@@ -21,6 +21,15 @@ MIN_GIT = (2, 28)
 """The reference-transaction hook, which guards the job refs, needs git 2.28."""
 
 
+def check_version(report: Report) -> None:
+    """Which gitpub this is, first: a report pasted into an issue says what ran."""
+    import platform
+
+    from gitpub.core.version import VERSION
+
+    report.add("version", OK, f"git blogpub {VERSION} (Python {platform.python_version()})")
+
+
 def check_git(report: Report) -> None:
     try:
         proc = subprocess.run(["git", "--version"], capture_output=True, env=git_env(), check=False)
@@ -50,20 +59,6 @@ def check_config(report: Report, repo: Repo) -> Config | None:
     report.add(
         "config", OK, f"publishing {pub.branch!r} to {pub.remote!r} from {', '.join(pub.content)}"
     )
-    if not repo.has_remote(pub.remote):
-        report.add(
-            "config",
-            PROBLEM,
-            f"no remote named {pub.remote!r}",
-            f"git remote add {pub.remote} URL, or set publish.remote in {config_mod.CONFIG_NAME}",
-        )
-    elif repo.resolve(repo.tracking_ref(pub.remote, pub.branch)) is None:
-        report.add(
-            "config",
-            WARNING,
-            f"{repo.tracking_ref(pub.remote, pub.branch)} does not exist yet",
-            f"git fetch {pub.remote} (and check that branch {pub.branch!r} exists there)",
-        )
     if cfg.ignored_store:
         # Whoever can push writes that file: it must never choose where a node's jobs live.
         report.add(
@@ -97,14 +92,14 @@ def check_font_engine(report: Report, preference: str) -> None:
             "fonts",
             PROBLEM,
             "fonts.engine = 'harfbuzz', but uharfbuzz is not installed",
-            "pip install 'gitpub[fast]' (builds uharfbuzz where no wheel exists)",
+            "pip install 'git-blogpub[fast]' (builds uharfbuzz where no wheel exists)",
         )
     else:
         report.add(
             "fonts",
             WARNING,
             "font engine: fontTools, the slower fallback (uharfbuzz is not installed)",
-            "pip install 'gitpub[fast]' (builds uharfbuzz where no wheel exists)",
+            "pip install 'git-blogpub[fast]' (builds uharfbuzz where no wheel exists)",
         )
 
 
