@@ -85,7 +85,7 @@ def test_without_jinja2_ui_says_how_to_install_it(blog: Blog) -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 1
-    assert res.stderr == "git blogpub: the web page needs Jinja2: pip install 'gitpub[ui]'\n"
+    assert res.stderr == "git blogpub: the web page needs Jinja2: pip install 'git-blogpub[ui]'\n"
 
 
 def test_metrics_prints_the_exposition(blog: Blog) -> None:

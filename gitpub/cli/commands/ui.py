@@ -10,7 +10,7 @@ from gitpub.cli.commands.output import say
 from gitpub.core.errors import GitpubError
 
 DEFAULT_PORT = 7465
-MISSING = "the web page needs Jinja2: pip install 'gitpub[ui]'"
+MISSING = "the web page needs Jinja2: pip install 'git-blogpub[ui]'"
 
 
 def main(
