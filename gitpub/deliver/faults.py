@@ -94,7 +94,7 @@ def classify(exc: BaseException) -> Fault:
     if isinstance(exc, StoreError):
         text = str(exc)
         code = DISK_FULL if "full" in text else "database"
-        return Fault(code, f"job database: {text}", text)
+        return Fault(code, text, text)  # the store's words name the store already
     if isinstance(exc, (pygit2.GitError, KeyError)) and _looks_missing(str(exc)):
         return Fault("objects_missing", f"object not found: {exc}", str(exc))
     if isinstance(exc, GitpubError):

@@ -251,6 +251,7 @@ def _note_error(ctx: Context, job_id: str, fault: faults.Fault) -> tuple[Job | N
     sys.stderr.write(sanitize(f"git blogpub: job {job_id}: {fault.message}") + "\n")
     try:
         return faults.note(ctx, job_id, fault)
-    except (StoreError, OSError) as exc:
-        # The store itself refuses (a full disk): the worker cannot work; say so in one line.
+    except StoreError:
+        raise  # the store itself refuses (a full disk): the worker cannot work; its one line
+    except OSError as exc:
         raise GitpubError(f"job database: {exc}") from None
