@@ -101,10 +101,13 @@ def load_blob(fc: FontsConfig, repo: Repo, blob: str) -> SourceFont:
     (`faces`): no checkout needs the file. Its facts are the blob's, kept as `load` keeps
     them, under the config's face."""
     key: Identity = (f"blob:{blob}", fc.face, 0, 0, 0)
-    font = _loaded.pop(key, None)
+    # Remembered apart from `load`'s fonts of the same blob: those follow the checkout they
+    # were last read from, this one reads the face kept in the user cache.
+    held: Identity = (f"face:{blob}", fc.face, 0, 0, 0)
+    font = _loaded.pop(held, None)
     if font is None:
         font = _open_blob(fc, repo, blob, key)
-    _loaded[key] = font
+    _loaded[held] = font
     while len(_loaded) > _KEEP:
         del _loaded[next(iter(_loaded))]
     return font
