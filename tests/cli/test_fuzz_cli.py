@@ -124,7 +124,7 @@ def test_every_command_line_ends_as_a_user_expects(blog: Blog) -> None:
     files = material(blog)
 
     @given(line=command_lines(files))
-    @fuzzing.budget(3)
+    @fuzzing.budget(2.5)
     def one(line: tuple[list[str], bytes]) -> None:
         fuzzing.tried("cli")
         argv, stdin = line

@@ -160,7 +160,7 @@ def test_the_shared_config(blog: Blog) -> None:
     kept = path.read_bytes()
 
     @given(data=config_files(KNOWN))
-    @fuzzing.budget(3)
+    @fuzzing.budget(2.5)
     def one(data: bytes) -> None:
         fuzzing.tried("config-shared")
         path.write_bytes(data)
@@ -182,7 +182,7 @@ def test_the_node_config(blog: Blog) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
 
     @given(data=config_files(NODE))
-    @fuzzing.budget(2)
+    @fuzzing.budget(1.5)
     def one(data: bytes) -> None:
         fuzzing.tried("config-node")
         path.write_bytes(data)

@@ -100,7 +100,7 @@ def test_tool_arguments_of_every_shape(blog: Blog) -> None:
     with BlockingAgent(blog) as agent:
 
         @given(call=calls())
-        @fuzzing.budget(2)
+        @fuzzing.budget(1.5)
         def one(call: tuple[str, dict[str, Any]]) -> None:
             fuzzing.tried("mcp-tools")
             tool, args = call
