@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -35,18 +36,18 @@ class Listen(click.ParamType):  # type: ignore[type-arg]  # generic in newer cli
 @click.option("--actions", is_flag=True, help="Offer retry and resolve on the page (POST forms).")
 @click.pass_obj
 def ui(
-    c: Any, port: int, listen: tuple[str, int] | None, open_browser: bool, actions: bool
+    root: Path, port: int, listen: tuple[str, int] | None, open_browser: bool, actions: bool
 ) -> None:
     """A local web page of the jobs, their history and the fleet; also serves /metrics."""
     from gitpub.cli.commands import ui as cmd
 
-    cmd.main(c.path, port=port, listen=listen, open_browser=open_browser, actions=actions)
+    cmd.main(root, port=port, listen=listen, open_browser=open_browser, actions=actions)
 
 
 @click.command()
 @click.pass_obj
-def metrics(c: Any) -> None:
+def metrics(root: Path) -> None:
     """Print the Prometheus text exposition of the store (jobs by state, durations, pushes)."""
     from gitpub.cli.commands import metrics as cmd
 
-    cmd.main(c.path)
+    cmd.main(root)
