@@ -25,7 +25,9 @@ from gitpub.core.ids import Oid
 from gitpub.core.states import State
 from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
+from gitpub.git.worktrees import scratch_checkout
 from gitpub.prepare import Preparer, manifest
+from gitpub.prepare.jobtree import needs_checkout
 from gitpub.prepare.target import Target, asset_paths
 from gitpub.store import jobs
 from gitpub.store.db import SqliteStore, Store, database_file
@@ -107,7 +109,12 @@ class ScratchPreparer(Preparer):
         # Where a real prepare writes (a checkout only when something reads one), inside
         # the throwaway state dir: the report reads the files from there.
         if self.checkout is None:
-            self.checkout = super().worktree(base)
+            if needs_checkout(self.ctx, base):
+                # Its own folder: a real prepare's checkout goes with the seal, and the
+                # report reads the written files after it.
+                self.checkout = scratch_checkout(self.ctx.repo, base, self.scratch / "checkout")
+            else:
+                self.checkout = super().worktree(base)
         return self.checkout
 
 
