@@ -15,7 +15,7 @@ from gitpub.core.states import OPERATOR_TRANSITIONS, State
 from gitpub.deliver import confirm, review
 from gitpub.git import trailers
 from gitpub.intake import checks
-from gitpub.prepare import manifest
+from gitpub.prepare import manifest, record
 from gitpub.prepare.jobtree import branch_name, discard_worktree
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import jobs, outbox, spools
@@ -147,7 +147,7 @@ def _draft_from_review(ctx: Context, job: Job) -> dict[str, str] | None:
     if path.is_file():
         shutil.copyfile(path, path.with_name("draft.json.before-review"))
     answer = {**old, "text": edit["text"]}
-    data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    data = record.answer_bytes(answer)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, data)
     return {"sha256": manifest.sha256_bytes(data), "from_review": edit["commit"]}

@@ -24,6 +24,11 @@ from gitpub.store.jobs import Job, JobUpdate, Move
 from gitpub.trust import Gate
 
 
+def answer_bytes(answer: dict[str, Any]) -> bytes:
+    """A step answer as its file holds it: the bytes its recorded hash is taken of."""
+    return json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
+
+
 class Recorder:
     """A job's prepare, as it is recorded: each step's answer checkpointed in the job folder
     with its hash in the event history, and the records of in-process steps held back until
@@ -85,7 +90,7 @@ class Recorder:
         if leaks:
             answer["leaks"] = leaks
         self.beat()
-        data = json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        data = answer_bytes(answer)
         digest = manifest.sha256_bytes(data)
         summary = {k: v for k, v in answer.items() if k not in ("text", "files")}
         self.note(f"step:{name}", {"sha256": digest, **summary}, durable=durable, file=(path, data))
