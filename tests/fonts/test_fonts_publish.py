@@ -27,9 +27,9 @@ ASCII = set(range(0x20, 0x7F))
 
 
 def _remote_article_chars(blog: Blog) -> set[int]:
-    names = blog.remote_git("ls-tree", "-r", "--name-only", "main", "content/posts").split()
+    listed = blog.remote_git("ls-tree", "-r", "-z", "--name-only", "main", "content/posts")
     out: set[int] = set()
-    for name in names:
+    for name in filter(None, listed.split("\0")):
         out |= chars(blog.remote_file(name).decode("utf-8"))
     return out
 
@@ -282,11 +282,22 @@ def test_a_second_job_in_one_process_never_reads_the_first_jobs_removed_checkout
 
     blog = tiny_blog(tmp_path)
     publisher = Publisher(blog.root)
-    # The first brings no new character: the subsetter is never opened for it.
+    other = blog.clone("other")
+    # The first lands on a commit that is no article: its subsets are found current after
+    # the rebase, by the font's blob id in its own checkout, and nothing is subsetted.
     first = blog.submit("one", article("你好", "这是第一篇。"))
+    (other.root / "NOTES.txt").write_text("a person's note\n", encoding="utf-8")
+    other.git("add", "NOTES.txt")
+    other.git("commit", "--quiet", "-m", "a note")
+    other.git("push", "--quiet", "origin", "main")
     publisher.run_until_idle()
     assert blog.job(first)["job"]["state"] == "PUBLISHED"
+    # The second lands on a note pushed without subsets: they are rebuilt in its checkout.
     second = blog.submit("two", article("第二", "我们学习科技。"))
+    other.git("pull", "--quiet", "--rebase", "origin", "main")
+    commit_article(other, "note.mdx", "笔记", "电力水化高物理。", fonts_too=False)
+    other.git("push", "--quiet", "origin", "main")
     publisher.run_until_idle()
     shown = blog.job(second)
     assert shown["job"]["state"] == "PUBLISHED", shown["events"]
+    assert cmap(blog.remote_file(WOFF2)) == (_remote_article_chars(blog) | ASCII) & COVERED
