@@ -286,10 +286,7 @@ def test_a_second_job_in_one_process_never_reads_the_first_jobs_removed_checkout
     # The first lands on a commit that is no article: its subsets are found current after
     # the rebase, by the font's blob id in its own checkout, and nothing is subsetted.
     first = blog.submit("one", article("你好", "这是第一篇。"))
-    (other.root / "NOTES.txt").write_text("a person's note\n", encoding="utf-8")
-    other.git("add", "NOTES.txt")
-    other.git("commit", "--quiet", "-m", "a note")
-    other.git("push", "--quiet", "origin", "main")
+    other.push_by_hand("NOTES.txt", "a person's note\n", "a note")
     publisher.run_until_idle()
     assert blog.job(first)["job"]["state"] == "PUBLISHED"
     # The second lands on a note pushed without subsets: they are rebuilt in its checkout.
