@@ -10,17 +10,21 @@ counts are printed at the end of the run, per door."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
 import re
+import shutil
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis import strategies as st
 
 EXAMPLES = int(os.environ.get("GITPUB_FUZZ_EXAMPLES") or 20)
@@ -30,7 +34,14 @@ PROFILE = "gitpub-fuzz"
 
 
 def register() -> None:
-    """The one profile every fuzz test runs under (tests/conftest.py loads it)."""
+    """The one profile every fuzz test runs under (tests/conftest.py loads it).
+
+    Hypothesis keeps more than its example database in its home folder (the constants it
+    mines from the code under test, for one): that folder is a temporary one of this process,
+    never `.hypothesis/` in the working directory, which is the source tree."""
+    home = tempfile.mkdtemp(prefix="gitpub-hypothesis-")
+    atexit.register(shutil.rmtree, home, True)
+    set_hypothesis_home_dir(home)
     settings.register_profile(
         PROFILE,
         max_examples=EXAMPLES,
