@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
-from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 EXAMPLES = int(os.environ.get("GITPUB_FUZZ_EXAMPLES") or 20)
 """The profile's max_examples; each door takes a share of it (`budget`)."""
