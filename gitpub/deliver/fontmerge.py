@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from gitpub.config import Config
 from gitpub.context import Context
-from gitpub.core.errors import GitCommandError, GitpubError, InputError
+from gitpub.core.errors import GitpubError, InputError
 from gitpub.deliver.commit import commit_message, load_manifest
-from gitpub.git import objects
-from gitpub.git.process import WRITER_ENV, git_out, run_git
-from gitpub.git.repo import unmerged_paths
+from gitpub.git import objects, rebase, worktrees
+from gitpub.git.process import WRITER_ENV
+from gitpub.git.repo import in_progress
 from gitpub.prepare import manifest
 from gitpub.prepare.jobtree import branch_name
 from gitpub.store import jobs
@@ -27,18 +27,9 @@ from gitpub.store.jobs import Job
 if TYPE_CHECKING:
     from gitpub import fonts
 
-_EDITOR = {"GIT_EDITOR": "true"}  # keep each replayed commit's message as it is
 # A person's rebase in the live checkout is the person's change, not gitpub's own: without
 # the writer mark the installed hooks see it like any other rewrite of the branch.
-_PERSON = {**_EDITOR, WRITER_ENV: ""}
-
-
-def _in_progress(cwd: Path) -> bool:
-    for name in ("rebase-merge", "rebase-apply"):
-        where = run_git(["rev-parse", "--git-path", name], cwd).stdout.decode().strip()
-        if (cwd / where).exists():
-            return True
-    return False
+_PERSON = {WRITER_ENV: ""}
 
 
 # ----------------------------------------------------------------------- job worktrees
@@ -68,10 +59,10 @@ def rebase_job(
             why = "font-only conflict"
             return _rebuild_and_amend(ctx, job, worktree, why, target, done.rebuilt), None
     except FontError:
-        if _in_progress(worktree):
-            run_git(["rebase", "--abort"], worktree, check=False)
+        # A rebase stopped when the font failed was aborted by the driver; an amend that
+        # failed after a finished one leaves the branch rebased: either way, back as it was.
         if before:
-            run_git(["reset", "--hard", "--quiet", before], worktree)
+            worktrees.reset(worktree, before)
         return job, sorted(cfg.font_outputs)
     return _refresh_after_clean_rebase(ctx, job, worktree, target)
 
@@ -125,10 +116,8 @@ def _derived_off_manifest(ctx: Context, job: Job) -> bool:
 def _rebuild_and_amend(
     ctx: Context, job: Job, worktree: Path, why: str, upstream: str, conflicted: list[str]
 ) -> Job:
-    from gitpub import fonts
-
     repo, cfg = ctx.repo, ctx.config
-    written = fonts.regenerate(cfg, worktree, private=True)
+    written = _rebuild_staged(cfg, worktree, None, private=True)
     head = repo.resolve(f"refs/heads/{branch_name(job.job_id)}")
     assert head is not None
     parent = str(repo.commit(head).parent_ids[0])
@@ -143,16 +132,9 @@ def _rebuild_and_amend(
             paths.add(output)
     entries = manifest.entries_for(worktree, paths)
     new = manifest.digest(entries)
-    present = sorted(o for o in outputs if (worktree / o).is_file())
-    if present:
-        run_git(["add", "--", *present], worktree)
     message = commit_message(ctx, job._replace(artifact_sha256=new))
     # The amend, made like every job commit: in memory, with the job's identity.
-    tree = git_out(["write-tree"], worktree)
-    amended = objects.create_commit(
-        cfg, repo, tree, [parent], message, author=repo.commit(head).author
-    )
-    run_git(["update-ref", "-m", "gitpub: fonts rebuilt", "HEAD", amended, head], worktree)
+    objects.amend_from_index(cfg, repo, worktree, head, message, "gitpub: fonts rebuilt")
     artifact_dir = _store_artifacts(ctx, job, worktree, entries, new)
     job = jobs.record(
         ctx.store,
@@ -184,66 +166,85 @@ def _store_artifacts(
     return str(folder.relative_to(ctx.state_dir))
 
 
-# ----------------------------------------------------------------------- live checkout
-
-
-@dataclasses.dataclass
-class LiveRebase:
-    regenerated: int  # replayed commits whose subsets were rebuilt
-    stale: dict[str, str]  # subsets still short of the articles after the rebase
-
-
-def _git_path(root: Path, name: str) -> Path:
-    return root / run_git(["rev-parse", "--git-path", name], root).stdout.decode().strip()
-
-
-def _onto(root: Path) -> str | None:
-    """The commit an in-progress rebase replays onto."""
-    for name in ("rebase-merge/onto", "rebase-apply/onto"):
-        file = _git_path(root, name)
-        if file.is_file():
-            return file.read_text().strip()
-    return None
+# ----------------------------------------------------------------------- the font rule
 
 
 def _rebuild_staged(
     cfg: Config, root: Path, progress: fonts.Progress | None, private: bool = False
-) -> bool:
-    """Rebuild the subsets from the articles as they stand at this step of the rebase and
-    stage them; True when that changed what the step commits."""
+) -> list[str]:
+    """Rebuild the subsets from the articles as they stand in `root` (at a step of a rebase,
+    or after it) and stage them; the outputs the rebuild wrote."""
     from gitpub import fonts
 
-    fonts.regenerate(cfg, root, progress=progress, private=private)
-    present = [o for o in cfg.font_outputs if (root / o).is_file()]
-    if present:
-        run_git(["add", "--", *present], root, env=_PERSON)
-    return bool(present)
-
-
-def resolve_step(
-    cfg: Config, root: Path, progress: fonts.Progress | None = None, *, private: bool = False
-) -> str | list[str]:
-    """One stopped step of a rebase in `root` (a hand-edit replay or a person's rebase), the
-    one font-conflict rule both follow: when every unmerged path is a font output, the
-    subsets are rebuilt from the step's merged articles and staged, and the answer is the git
-    rebase argument that goes on (`--skip` when the rebuilt subsets equal upstream's and the
-    step has nothing left to replay, else `--continue`). Otherwise the answer is the paths of
-    the real conflict, for a person."""
-    unmerged = unmerged_paths(root)
-    real = [p for p in unmerged if cfg.fonts is None or p not in cfg.font_outputs]
-    if real:
-        return real
-    from gitpub import fonts
-
-    if cfg.fonts is not None and (unmerged or fonts.stale(cfg, root, private=private)):
-        _rebuild_staged(cfg, root, progress, private)
-        same = run_git(["diff", "--cached", "--quiet", "HEAD"], root, check=False)
-        return "--skip" if same.returncode == 0 else "--continue"
-    return "--continue"
+    written = fonts.regenerate(cfg, root, progress=progress, private=private)
+    rebase.stage(root, [o for o in cfg.font_outputs if (root / o).is_file()])
+    return written
 
 
 FONT_ROUNDS = 100
 """Stops one replay may settle by rebuilding subsets before it gives up (a loop guard)."""
+
+
+@dataclasses.dataclass
+class FontRule:
+    """The one font-conflict rule: the rebase driver's callback at every stop of every rebase
+    gitpub runs (a job's, a hand edit's, a person's). When every unmerged path is a font
+    output, the subsets are rebuilt from the step's merged articles and staged; so are they
+    at a stop a person settled, when the articles as resolved need other characters. Any
+    other unmerged path is a real conflict, for a person."""
+
+    cfg: Config
+    root: Path
+    private: bool = False  # fonts built as in a private checkout (a job's worktree)
+    progress: fonts.Progress | None = None
+    rounds: int | None = None  # stops settled before the rule refuses (None: no bound)
+    stops: int = 0
+    rebuilt: int = 0  # stops whose subsets were rebuilt
+
+    def __call__(self, unmerged: list[str]) -> list[str]:
+        cfg = self.cfg
+        real = [p for p in unmerged if cfg.fonts is None or p not in cfg.font_outputs]
+        if real:
+            return real
+        if self.rounds is not None and self.stops >= self.rounds:
+            return sorted(cfg.font_outputs)
+        self.stops += 1
+        if cfg.fonts is None:
+            return []
+        from gitpub import fonts
+
+        if unmerged or fonts.stale(cfg, self.root, private=self.private):
+            _rebuild_staged(cfg, self.root, self.progress, self.private)
+            self.rebuilt += 1
+        return []
+
+
+def refresh(
+    cfg: Config,
+    root: Path,
+    onto: str,
+    *,
+    person: bool = False,
+    progress: fonts.Progress | None = None,
+) -> bool:
+    """The one font refresh after a clean rebase onto `onto` in `root` (a hand edit's, or a
+    person's): the remote may have gained articles without rebuilt subsets (a note written by
+    hand), so subsets short of the merged articles are rebuilt, and the last replayed commit
+    — rewritten by the rebase anyway — is amended to carry them; never upstream's own commit.
+    True when it was. (A job's commit is amended in memory with its manifest instead:
+    `_refresh_after_clean_rebase`.)"""
+    if cfg.fonts is None:
+        return False
+    from gitpub import fonts
+
+    if not fonts.stale(cfg, root) or not rebase.replayed(root, onto):
+        return False
+    _rebuild_staged(cfg, root, progress)
+    rebase.amend(root, env=_PERSON if person else None, verify=person)
+    return True
+
+
+# ----------------------------------------------------------------------- replays
 
 
 class Replayed(NamedTuple):
@@ -252,34 +253,30 @@ class Replayed(NamedTuple):
 
 
 def replay(cfg: Config, worktree: Path, upstream: str, *, job: bool = False) -> Replayed:
-    """`git rebase upstream` in `worktree` (a job's worktree, or a hand edit's), each stop
-    settled by the one font-conflict rule (`resolve_step`); a real conflict aborts it. With
-    `job`, the commits are the writer's (its identity and signing) and the fonts are built
-    as in a private checkout."""
-    prefix = objects.sign_args(cfg) if job else []
-    env = {**_EDITOR, **objects.ident_env(cfg)} if job else _EDITOR
+    """`git rebase upstream` in `worktree` (a job's worktree, or a hand edit's) by the one
+    rebase driver, each stop settled by the one font rule (`FontRule`); a real conflict
+    aborts it. With `job`, the commits are the writer's (its identity and signing) and the
+    fonts are built as in a private checkout."""
     # A job's branch is its one commit: only that commit is replayed, whatever it was last
     # stacked on (another job's commit that never landed is not this job's change).
     own = ["--onto", upstream, "HEAD~1"] if job else [upstream]
-    step = ["rebase", "--quiet", "--no-verify", *own]
-    rebuilt: set[str] = set()
-    for _ in range(FONT_ROUNDS):
-        proc = run_git([*prefix, *step], worktree, check=False, env=env)
-        if proc.returncode == 0:
-            return Replayed(None, sorted(rebuilt))
-        unmerged = unmerged_paths(worktree)
-        if not unmerged:
-            run_git(["rebase", "--abort"], worktree, check=False)
-            stderr = proc.stderr.decode("utf-8", "replace")
-            raise GitCommandError(["git", *step], proc.returncode, stderr)
-        resolved = resolve_step(cfg, worktree, private=job)
-        if isinstance(resolved, list):
-            run_git(["rebase", "--abort"], worktree, check=False)
-            return Replayed(resolved, sorted(rebuilt))
-        rebuilt.update(unmerged)
-        step = ["rebase", resolved]
-    run_git(["rebase", "--abort"], worktree, check=False)
-    return Replayed(sorted(cfg.font_outputs), sorted(rebuilt))
+    done = rebase.run(
+        worktree,
+        ["--quiet", "--no-verify", *own],
+        FontRule(cfg, worktree, private=job, rounds=FONT_ROUNDS),
+        config=objects.sign_args(cfg) if job else (),
+        env=objects.ident_env(cfg) if job else None,
+    )
+    return Replayed(done.conflict, done.settled)
+
+
+# ----------------------------------------------------------------------- live checkout
+
+
+@dataclasses.dataclass
+class LiveRebase:
+    regenerated: int  # replayed commits whose subsets were rebuilt
+    stale: dict[str, str]  # subsets still short of the articles after the rebase
 
 
 def rebase_live(
@@ -294,54 +291,38 @@ def rebase_live(
     from gitpub import fonts
 
     cfg, root = ctx.config, ctx.repo.root
-    regenerated = 0
+    rule = FontRule(cfg, root, progress=progress)
     with ctx.locks.hold("checkout"):
-        if _in_progress(root):
-            if upstream is not None:
-                raise InputError(
-                    "a rebase is already in progress: run `git blogpub rebase` without "
-                    "UPSTREAM to continue it, or `git rebase --abort`"
-                )
-        else:
-            if upstream is None:
-                pub = cfg.publish
-                ctx.repo.fetch(pub.remote, pub.branch)
-                upstream = ctx.tracking_ref
-            proc = run_git(["rebase", upstream], root, check=False, env=_PERSON)
-            if proc.returncode != 0 and not _in_progress(root):
-                stderr = proc.stderr.decode("utf-8", "replace")
-                raise GitCommandError(["git", "rebase", upstream], proc.returncode, stderr)
-        onto = _onto(root) or (ctx.repo.resolve(upstream) if upstream else None)
-        while _in_progress(root):
-            # A step stops on a subset conflict, or on an article a person has just resolved:
-            # either way its subsets are rebuilt from the articles as they now stand.
-            rebuilds = cfg.fonts is not None and (
-                bool(unmerged_paths(root)) or bool(fonts.stale(cfg, root))
+        done, onto = _start_or_resume(ctx, upstream, rule)
+        if done.conflict is not None:
+            raise GitpubError(
+                f"rebase stopped: conflict in {', '.join(done.conflict)}; resolve and `git add` "
+                "it, then run `git blogpub rebase` again to rebuild the fonts and "
+                "continue (or `git rebase --abort`)"
             )
-            step = resolve_step(cfg, root, progress)
-            if isinstance(step, list):
-                raise GitpubError(
-                    f"rebase stopped: conflict in {', '.join(step)}; resolve and `git add` "
-                    "it, then run `git blogpub rebase` again to rebuild the fonts and "
-                    "continue (or `git rebase --abort`)"
-                )
-            if rebuilds:
-                regenerated += 1
-            proc = run_git(["rebase", step], root, check=False, env=_PERSON)
-            if proc.returncode != 0 and not unmerged_paths(root):
-                stderr = proc.stderr.decode("utf-8", "replace")
-                raise GitCommandError(["git", "rebase", step], proc.returncode, stderr)
-        if cfg.fonts is not None and onto and fonts.stale(cfg, root) and _replayed(root, onto):
-            # Replayed cleanly, yet the merged articles need characters no side's subset
-            # has: the last replayed commit (rewritten by this rebase anyway) gets them.
-            _rebuild_staged(cfg, root, progress)
-            run_git(["commit", "--amend", "--no-edit", "--quiet"], root, env=_PERSON)
-            regenerated += 1
+        # Replayed cleanly, yet the merged articles may need characters no side's subset has.
+        refreshed = onto is not None and refresh(cfg, root, onto, person=True, progress=progress)
         left = fonts.stale(cfg, root) if cfg.fonts is not None else {}
-    return LiveRebase(regenerated, left)
+    return LiveRebase(rule.rebuilt + refreshed, left)
 
 
-def _replayed(root: Path, onto: str) -> bool:
-    """True when HEAD holds commits replayed on top of `onto` (never amend upstream's)."""
-    count = run_git(["rev-list", "--count", f"{onto}..HEAD"], root).stdout.decode().strip()
-    return count not in ("", "0")
+def _start_or_resume(
+    ctx: Context, upstream: str | None, rule: FontRule
+) -> tuple[rebase.Rebased, str | None]:
+    """The person's rebase, started onto `upstream` (the fetched remote branch when None) or
+    gone on from where it stopped; and the commit it replays onto."""
+    root = ctx.repo.root
+    if in_progress(root, "rebase"):
+        if upstream is not None:
+            raise InputError(
+                "a rebase is already in progress: run `git blogpub rebase` without "
+                "UPSTREAM to continue it, or `git rebase --abort`"
+            )
+        done = rebase.resume(root, rule, env=_PERSON, person=True)
+        return done, done.onto
+    if upstream is None:
+        pub = ctx.config.publish
+        ctx.repo.fetch(pub.remote, pub.branch)
+        upstream = ctx.tracking_ref
+    done = rebase.run(root, [upstream], rule, env=_PERSON, person=True)
+    return done, done.onto or ctx.repo.resolve(upstream)

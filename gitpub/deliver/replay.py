@@ -12,8 +12,8 @@ from gitpub.context import Context
 from gitpub.core.ids import Oid
 from gitpub.deliver import fontmerge
 from gitpub.deliver.commit import ArtifactsDamaged, load_manifest, make_commit, point_job_refs
-from gitpub.git import objects, repair, trailers
-from gitpub.git.process import run_git
+from gitpub.git import objects, repair, trailers, worktrees
+from gitpub.git.rebase import abort as abort_rebase
 from gitpub.prepare.jobtree import branch_name, ensure_worktree
 from gitpub.store import jobs
 from gitpub.store.jobs import Job
@@ -89,7 +89,7 @@ def worktree_for_person(ctx: Context, job: Job) -> None:
     with ctx.locks.hold("repo"):
         point_job_refs(ctx, job.job_id, head, "conflict")
     path = ensure_worktree(ctx, job, head)
-    run_git(["reset", "--hard", "--quiet", head], path)
+    worktrees.reset(path, head)
 
 
 def _worktree_at(ctx: Context, job: Job, head: Oid) -> Path:
@@ -97,6 +97,6 @@ def _worktree_at(ctx: Context, job: Job, head: Oid) -> Path:
     with ctx.locks.hold("repo"):
         point_job_refs(ctx, job.job_id, head, "worktree")
     path = ensure_worktree(ctx, job, head)
-    run_git(["rebase", "--abort"], path, check=False)  # a rebase a crash interrupted
-    run_git(["reset", "--hard", "--quiet", head], path)
+    abort_rebase(path)  # a rebase a crash interrupted
+    worktrees.reset(path, head)
     return path

@@ -9,13 +9,14 @@ git itself (`git commit-tree -S`), so gpg, ssh and x509 signing set-ups all work
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import pygit2
 
 from gitpub.config import Config, split_ident
 from gitpub.core.errors import GitCommandError, JobFault
 from gitpub.core.ids import Oid
-from gitpub.git.process import run_git
+from gitpub.git.process import git_out, run_git
 from gitpub.git.repo import Repo
 
 
@@ -104,6 +105,19 @@ def create_commit(
         [pygit2.Oid(hex=p) for p in parents],
     )
     return Oid(str(oid))
+
+
+def amend_from_index(
+    cfg: Config, repo: Repo, worktree: Path, head: str, message: str, reason: str
+) -> Oid:
+    """`head`, the commit checked out in `worktree`, made again from the worktree's index with
+    `message`: in memory like every job commit (its author kept, the job identity as
+    committer), and HEAD moved to it provided HEAD is still `head`."""
+    old = repo.commit(head)
+    tree = git_out(["write-tree"], worktree)
+    new = create_commit(cfg, repo, tree, [str(old.parent_ids[0])], message, author=old.author)
+    run_git(["update-ref", "-m", reason, "HEAD", new, head], worktree)
+    return new
 
 
 def _signed(

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from gitpub.core.errors import GitCommandError, NotARepository
 from gitpub.core.ids import Oid
@@ -359,10 +359,33 @@ def merge_base(repo: Repo, a: str, b: str) -> Oid | None:
     return Oid(str(found)) if found else None
 
 
-def operation_in_progress(repo: Repo) -> bool:
-    """A merge, rebase, cherry-pick, revert or bisect is under way in the live checkout:
-    its index and HEAD belong to the person doing it, not to gitpub."""
-    return bool(repo.pg.state() != _pygit2().enums.RepositoryState.NONE)
+Operation = Literal["rebase", "merge", "cherry-pick", "revert", "bisect"]
+
+# The file git leaves in a checkout's git folder while each operation is stopped half-way
+# (libgit2's `git_repository_state` reads the same ones). `git am` shares the rebase's folder.
+_UNDER_WAY: tuple[tuple[Operation, str], ...] = (
+    ("rebase", "rebase-merge"),
+    ("rebase", "rebase-apply"),
+    ("merge", "MERGE_HEAD"),
+    ("revert", "REVERT_HEAD"),
+    ("cherry-pick", "CHERRY_PICK_HEAD"),
+    ("bisect", "BISECT_LOG"),
+)
+
+
+def in_progress(cwd: Path, *operations: Operation) -> Operation | None:
+    """Which operation (of `operations`; of any when none is named) is under way in the
+    checkout at `cwd` — its index and HEAD belong to whoever started it — or None.
+
+    Asked of the files git itself reads, where git keeps them for this checkout (a linked
+    worktree has its own), at the moment of asking: never of a cache."""
+    marks = [(op, name) for op, name in _UNDER_WAY if not operations or op in operations]
+    args = [arg for _, name in marks for arg in ("--git-path", name)]
+    where = git_out(["rev-parse", *args], cwd).splitlines()
+    for (op, _), path in zip(marks, where, strict=True):
+        if (cwd / path).exists():
+            return op
+    return None
 
 
 def unmerged_paths(cwd: Path) -> list[str]:

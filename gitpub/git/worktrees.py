@@ -61,6 +61,11 @@ def ready(repo: Repo, path: Path) -> bool:
     return not any((admin / name).exists() for name in ("index.lock", "HEAD.lock"))
 
 
+def reset(path: Path, commit: str) -> None:
+    """The worktree at `path` — its branch, index and files — back on `commit`."""
+    run_git(["reset", "--hard", "--quiet", commit], path)
+
+
 def remove(repo: Repo, path: Path, branch: str | None = None) -> None:
     """Remove one worktree, even a half-made one or one whose folder is already gone.
 

@@ -20,7 +20,7 @@ from gitpub.core.ids import Oid
 from gitpub.deliver import fontmerge, guard
 from gitpub.git import trailers, worktrees
 from gitpub.git.process import git_out, run_git
-from gitpub.git.repo import merge_base, operation_in_progress
+from gitpub.git.repo import in_progress, merge_base
 from gitpub.sync import held
 
 WORKTREE = "external-sync"
@@ -40,7 +40,7 @@ def observable(ctx: Context) -> bool:
     """The live checkout is on the published branch with no merge/rebase/... under way: only
     then are its uncommitted changes the branch's to deliver."""
     repo = ctx.repo
-    return repo.current_branch() == ctx.config.publish.branch and not operation_in_progress(repo)
+    return repo.current_branch() == ctx.config.publish.branch and not in_progress(repo.root)
 
 
 def dirty_changes(ctx: Context) -> list[tuple[str, str | None]]:
@@ -243,7 +243,8 @@ def rebase(ctx: Context, local: Oid, upstream: Oid) -> tuple[Oid | None, list[st
     Returns the new tip, or None and the conflicting paths after aborting. Font outputs are
     derived, so they never stop a rebase: a conflict confined to them is resolved by
     rebuilding the subsets from the merged articles (the union of characters), and subsets
-    left short of the merged articles by a clean rebase are rebuilt in one more commit."""
+    left short of the merged articles by a clean rebase are rebuilt into the last replayed
+    commit."""
     repo = ctx.repo
     path = ctx.worktree_dir(WORKTREE)
     with ctx.locks.hold("repo"):
@@ -253,28 +254,11 @@ def rebase(ctx: Context, local: Oid, upstream: Oid) -> tuple[Oid | None, list[st
         conflict = fontmerge.replay(ctx.config, path, upstream).conflict
         if conflict is not None:
             return None, conflict
-        _refresh_fonts(ctx, path)
+        fontmerge.refresh(ctx.config, path, upstream)
         return repo.resolve(git_out(["rev-parse", "HEAD"], path)), []
     finally:
         with ctx.locks.hold("repo"):
             worktrees.remove(repo, path)
-
-
-def _refresh_fonts(ctx: Context, worktree: Path) -> None:
-    """The remote may have gained articles whose characters our subsets lack (a note pushed
-    without its fonts): after a clean rebase the subsets are rebuilt if they are short."""
-    cfg = ctx.config
-    if cfg.fonts is None:
-        return
-    from gitpub import fonts
-
-    if not fonts.stale(cfg, worktree):
-        return
-    changed = fonts.regenerate(cfg, worktree)
-    if changed:
-        run_git(["add", "--", *changed], worktree)
-        message = "blog: rebuild font subsets for the merged articles\n"
-        run_git(["commit", "--no-verify", "--quiet", "-F", "-"], worktree, input=message.encode())
 
 
 def catch_up(ctx: Context, rebased: tuple[Oid, Oid] | None = None) -> str:
@@ -310,7 +294,7 @@ def catch_up(ctx: Context, rebased: tuple[Oid, Oid] | None = None) -> str:
                 check=False,
             )
             return "moved" if proc.returncode == 0 else "changed meanwhile"
-        if operation_in_progress(repo) or repo.resolve("HEAD") != local:
+        if in_progress(repo.root) or repo.resolve("HEAD") != local:
             return "busy"
         proc = run_git(["reset", "--keep", "--quiet", target], repo.root, check=False)
         return "moved" if proc.returncode == 0 else "local changes in the way"
