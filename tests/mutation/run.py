@@ -299,8 +299,8 @@ MUTANTS = (
     Mutant(
         "font regeneration skipped",
         "gitpub/deliver/fontmerge.py",
-        "        _rebuild_staged(cfg, root, progress, private)\n",
-        "        pass\n",
+        "            _rebuild_staged(cfg, self.root, self.progress, self.private)\n",
+        "            pass\n",
         (
             "tests/fonts/test_fonts_publish.py::test_two_nodes_font_only_conflict_is_regenerated_not_a_conflict",
         ),
@@ -617,7 +617,7 @@ MUTANTS = (
     Mutant(
         "a job rebased onto articles without subsets keeps short ones",
         "gitpub/deliver/fontmerge.py",
-        "    written = fonts.regenerate(cfg, worktree, private=True)\n",
+        "    written = _rebuild_staged(cfg, worktree, None, private=True)\n",
         "    written: list[str] = []\n",
         (
             "tests/fonts/test_fonts_publish.py::"
