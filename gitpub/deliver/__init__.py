@@ -6,5 +6,6 @@
 - `recheck`: the dedup-only judge on the new part of the remote's article delta.
 - `commit`: the job commit itself (CAS, trailers, the job ref).
 - `confirm`: PUBLISHED decided by trailers AND content on the remote-tracking branch.
-- `fontmerge`: font-only conflicts resolved by regenerating the subsets.
+- `fontmerge`: the font rule the rebase driver (`git.rebase`) calls at each stop: font-only
+  conflicts resolved by regenerating the subsets.
 - `faults`: what a failed git call means for the job (retry, conflict, review)."""
