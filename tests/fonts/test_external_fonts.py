@@ -78,3 +78,27 @@ def test_font_only_conflict_rebuilds_the_union_of_characters(tmp_path: Path) -> 
     assert blog.git("rev-parse", "HEAD") == blog.remote_log()[0]
     assert porcelain(blog) == ""
     assert blog.ok("fonts", "--check").returncode == 0  # the live checkout's subsets are current
+
+
+def test_a_note_landing_on_articles_pushed_without_subsets_carries_subsets_for_both(
+    tmp_path: Path,
+) -> None:
+    # The rebase is clean (the other side never touched the subsets), yet the merged articles
+    # need characters neither subset has: the note's own commit is amended to carry them.
+    blog = tiny_blog(tmp_path)
+    other = blog.clone("other")
+    commit_article(other, "plain.mdx", "电力", "水化高物理。", fonts_too=False)
+    other.git("push", "-q", "origin", "main")
+    theirs = other.git("rev-parse", "HEAD")
+    write_note(blog)
+
+    blog.ok("sweep")
+
+    commit = sync_commit(blog)
+    assert blog.remote_log()[:2] == [commit, theirs]  # the note's commit alone on top
+    files = blog.remote_git("show", "--format=", "--name-only", commit).split()
+    assert sorted(files) == [NOTE, FONT]
+    assert chars("笔记手写") | chars("电力水化高物理") <= cmap(blog.remote_file(FONT))
+    assert blog.git("rev-parse", "HEAD") == commit
+    assert porcelain(blog) == ""
+    assert blog.ok("fonts", "--check").returncode == 0
