@@ -757,6 +757,13 @@ MUTANTS = (
             "test_a_second_job_in_one_process_never_reads_the_first_jobs_removed_checkout",
         ),
     ),
+    Mutant(
+        "a refused rebase stop left half-done",
+        "gitpub/git/rebase.py",
+        "        if left:\n            if not person:\n",
+        "        if left:\n            if False:\n",
+        ("tests/git/test_rebase.py::test_a_refused_stop_aborts_and_leaves_the_branch_untouched",),
+    ),
     # The promise model guards the whole promise: each of these breaks one of its
     # invariants, and a walk of the default seeds must find it.
     Mutant(
