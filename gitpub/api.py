@@ -16,7 +16,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from gitpub import intake
 from gitpub.context import Context, open_context
@@ -24,6 +23,7 @@ from gitpub.core.errors import SecretsFound
 from gitpub.ops import runner
 from gitpub.scan.sanitize import sanitize_name
 from gitpub.store import jobs
+from gitpub.store.jobs import PublicJob
 
 __all__ = ["Publisher", "SecretsFound", "Submitted"]
 
@@ -110,11 +110,11 @@ class Publisher:
             review=review,
         )
 
-    def status(self, job_id: str) -> dict[str, Any]:
+    def status(self, job_id: str) -> PublicJob:
         with self._open() as ctx:
             return jobs.require(ctx.store, job_id).public()
 
-    def run_until_idle(self) -> list[dict[str, Any]]:
+    def run_until_idle(self) -> list[PublicJob]:
         """Work in this process until nothing is due: the pass `git blogpub run --until-idle`
         makes (recovery, due jobs, the review watch, hand edits, takedowns); the jobs it
         touched, each in its last state."""

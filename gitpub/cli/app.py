@@ -391,7 +391,7 @@ cli.add_command(webpage.ui)
 cli.add_command(webpage.metrics)
 
 
-def _invoke(argv: list[str] | None) -> Any:
+def _invoke(argv: list[str] | None) -> object:
     """The command line through click: its usage errors exit 2 with click's message."""
     try:
         return cli.main(args=argv, prog_name="git blogpub", standalone_mode=False)

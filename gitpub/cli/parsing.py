@@ -5,15 +5,15 @@ under git."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 
 class Since(click.ParamType):  # type: ignore[type-arg]  # generic in newer click
     name = "WHEN"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
         from gitpub.core.timespec import parse_since
 
         if isinstance(value, float):
@@ -30,7 +30,9 @@ class When(click.ParamType):  # type: ignore[type-arg]
 
     name = "WHEN"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
         from gitpub.core.timespec import parse_when
 
         try:

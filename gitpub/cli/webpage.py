@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -12,7 +11,9 @@ import click
 class Listen(click.ParamType):  # type: ignore[type-arg]  # generic in newer click
     name = "ADDR"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[str, int]:
         from gitpub.core.errors import InputError
         from gitpub.ui.server import parse_listen
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Any
 
 from gitpub.config import (
     BUILTIN_STEPS,
@@ -30,12 +29,12 @@ from gitpub.core.errors import ConfigError
 class _Reader:
     """Reads one TOML table, naming file and dotted key in every error."""
 
-    def __init__(self, path: Path, table: str, data: Any) -> None:
+    def __init__(self, path: Path, table: str, data: object) -> None:
         self.path = path
         self.table = table
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: [{table}] must be a table")
-        self.data: dict[str, Any] = data
+        self.data: dict[str, object] = data
 
     def _key(self, key: str) -> str:
         return f"{self.table}.{key}" if key.isprintable() else f"{self.table}.{key!r}"
@@ -171,7 +170,7 @@ def _font_source(path: Path, value: str) -> str:
     return value
 
 
-def publish(path: Path, data: Any) -> PublishConfig:
+def publish(path: Path, data: object) -> PublishConfig:
     r = _Reader(path, "publish", data)
     r.check_known(
         {
@@ -227,7 +226,7 @@ def publish(path: Path, data: Any) -> PublishConfig:
     )
 
 
-def _author(path: Path, value: Any) -> str | None:
+def _author(path: Path, value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not IDENT.match(value.strip()):
@@ -235,7 +234,7 @@ def _author(path: Path, value: Any) -> str | None:
     return value.strip()
 
 
-def fonts(path: Path, data: Any) -> FontsConfig:
+def fonts(path: Path, data: object) -> FontsConfig:
     r = _Reader(path, "fonts", data)
     r.check_known(
         {
@@ -319,7 +318,7 @@ def _family(path: Path, value: str) -> str:
     return value
 
 
-def steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
+def steps(path: Path, data: object, base: StepsConfig) -> StepsConfig:
     r = _Reader(path, "steps", data)
     r.check_known(
         {
@@ -354,7 +353,7 @@ def steps(path: Path, data: Any, base: StepsConfig) -> StepsConfig:
     )
 
 
-def retry(path: Path, data: Any) -> RetryConfig:
+def retry(path: Path, data: object) -> RetryConfig:
     r = _Reader(path, "retry", data)
     r.check_known(
         {"max_attempts", "base_delay", "max_delay", "probe_interval", "push_races", "lease_seconds"}
@@ -370,7 +369,7 @@ def retry(path: Path, data: Any) -> RetryConfig:
     )
 
 
-def scan(path: Path, data: Any) -> ScanConfig:
+def scan(path: Path, data: object) -> ScanConfig:
     from gitpub.scan import FINGERPRINT_CHARS
 
     r = _Reader(path, "scan", data)
@@ -385,13 +384,13 @@ def scan(path: Path, data: Any) -> ScanConfig:
     return ScanConfig(allow=frozenset(allow))
 
 
-def gc(path: Path, data: Any) -> GcConfig:
+def gc(path: Path, data: object) -> GcConfig:
     r = _Reader(path, "gc", data)
     r.check_known({"keep_days"})
     return GcConfig(keep_days=r.number("keep_days", GcConfig().keep_days, hi=36500.0))
 
 
-def sync(path: Path, data: Any) -> SyncConfig:
+def sync(path: Path, data: object) -> SyncConfig:
     r = _Reader(path, "sync", data)
     r.check_known({"hand_edits", "fetch_interval"})
     return SyncConfig(

@@ -7,9 +7,9 @@ others go on without it. Runs under the delivery lock; the caller records the ou
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from gitpub.context import Context
 from gitpub.core import crash
@@ -33,7 +33,7 @@ class Result:
     kind: Outcome
     reason: str = ""
     remote_commit: Oid | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, object] = field(default_factory=dict)
     delta: recheck.Delta | None = None
     error: Exception | None = None  # kind "fault": what went wrong with this job alone
 
@@ -256,7 +256,9 @@ def record_stack(ctx: Context, stacked: list[Job], heads: dict[str, Oid]) -> lis
     return [fresh.get(j.job_id, j) for j in stacked]
 
 
-def _note_all(ctx: Context, held: list[Job], step: str, detail: Any) -> None:
+def _note_all(
+    ctx: Context, held: list[Job], step: str, detail: Callable[[Job], Mapping[str, object]]
+) -> None:
     if held:
         jobs.transition_all(ctx.store, [Move(j, None, step, detail(j)) for j in held])
 

@@ -161,7 +161,7 @@ def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
                 to,
                 result.kind,
                 {"reason": result.reason, "paths": result.detail.get("paths", [])},
-                {"failure_code": result.detail.get("failure_code", result.kind)},
+                {"failure_code": str(result.detail.get("failure_code", result.kind))},
             )
         ]
     return _wait_moves(ctx, job, result)

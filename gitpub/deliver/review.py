@@ -30,6 +30,7 @@ from gitpub.core import crash
 from gitpub.core.errors import GitCommandError, git_cause
 from gitpub.core.files import write_atomic
 from gitpub.core.ids import Oid
+from gitpub.core.jsonvalue import JSON, as_object
 from gitpub.core.states import State
 from gitpub.deliver import batch, guard
 from gitpub.deliver.batch import Result, Results
@@ -310,15 +311,24 @@ def _versions(ctx: Context, job: Job, branch_tip: Oid | None) -> list[Version]:
     own = written(ctx, job)
     events = jobs.events(ctx.store, job.job_id)
     pushed = [e["detail"].get("commit") for e in events if e["step"] == "review:pushed"]
-    seen = [e["detail"] for e in events if e["step"] == "review:edited"]
-    known = {str(c) for c in pushed if c} | {str(d.get("commit")) for d in seen}
+    seen = [
+        Version(str(e["detail"].get("commit")), _files_of(e["detail"].get("files")), True)
+        for e in events
+        if e["step"] == "review:edited"
+    ]
+    known = {str(c) for c in pushed if c} | {v.commit for v in seen}
     if branch_tip is not None and branch_tip not in known:
         files = _files_at(ctx, branch_tip, own)
         if files != own:
             _record_edit(ctx, job, branch_tip, files)
-            seen.append({"commit": branch_tip, "files": files})
-    edits = [Version(str(d["commit"]), d["files"], True) for d in reversed(seen)]
+            seen.append(Version(str(branch_tip), files, True))
+    edits = list(reversed(seen))
     return [*edits, Version(str(pushed[-1] if pushed else ""), own, False)]
+
+
+def _files_of(recorded: JSON) -> dict[str, str | None]:
+    """The files of a recorded edit (path → SHA-256, None: no such file)."""
+    return {k: v if isinstance(v, str) else None for k, v in as_object(recorded).items()}
 
 
 def _files_at(ctx: Context, commit: Oid, own: Mapping[str, str | None]) -> dict[str, str | None]:

@@ -15,7 +15,7 @@ import contextlib
 import io
 import json
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gitpub.config import CONFIG_NAME
@@ -148,7 +148,7 @@ def _brotli_quality(quality: int) -> Iterator[None]:
 
 
 def encode(
-    sfnt: bytes, flavor: str, quality: int, stamp: dict[str, Any], *, transform: bool = True
+    sfnt: bytes, flavor: str, quality: int, stamp: Mapping[str, object], *, transform: bool = True
 ) -> bytes:
     """The subset as woff2 or woff, byte-for-byte reproducible for the same inputs.
 
@@ -174,7 +174,7 @@ def encode(
     return out.getvalue()
 
 
-def stamp_bytes(stamp: dict[str, Any]) -> bytes:
+def stamp_bytes(stamp: Mapping[str, object]) -> bytes:
     return json.dumps(stamp, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 

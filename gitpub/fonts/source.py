@@ -14,7 +14,7 @@ import json
 import os
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from gitpub.config import CONFIG_NAME, FontsConfig
 from gitpub.core import userdirs
@@ -166,7 +166,7 @@ def _open(fc: FontsConfig, path: Path, key: Identity) -> SourceFont:
     return SourceFont(path, fc.face, digest, outlines, coverage)
 
 
-def _check_face(fc: FontsConfig, path: Path, fh: Any, head: bytes) -> str:
+def _check_face(fc: FontsConfig, path: Path, fh: BinaryIO, head: bytes) -> str:
     name = f"{CONFIG_NAME}: fonts.source {fc.source!r}"
     if head[:4] == b"ttcf" and len(head) >= 12:
         (count,) = struct.unpack(">I", head[8:12])

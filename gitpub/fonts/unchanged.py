@@ -22,7 +22,6 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from gitpub.config import Config, slices
 from gitpub.core import userdirs
@@ -109,7 +108,7 @@ def remember(
         with contextlib.suppress(OSError):
             path.unlink()  # an older record must not outlive what it described
         return
-    record: dict[str, Any] = {"signature": signature, "outputs": outputs}
+    record: dict[str, object] = {"signature": signature, "outputs": outputs}
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

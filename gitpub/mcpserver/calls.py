@@ -12,8 +12,9 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, TypeVar
 
 from gitpub import config, intake
 from gitpub.context import no_store_yet, open_context
@@ -25,6 +26,93 @@ from gitpub.mcpserver.tools import FINAL
 from gitpub.scan.sanitize import sanitize_name, sanitize_obj
 from gitpub.store import jobs
 from gitpub.store import listing as joblist
+from gitpub.store.jobs import Event, PublicJob
+
+# The arguments of each tool, as its input schema (tools.INPUT) lets them through.
+
+
+class Asset(TypedDict, total=False):
+    path: str
+    text: str
+    content_base64: str
+
+
+class _Text(TypedDict):
+    text: str
+
+
+class DryRunArgs(_Text, total=False):
+    target: str | None
+    allow: list[str]
+    assets: list[Asset]
+
+
+class SubmitArgs(DryRunArgs):
+    key: str
+
+
+class StatusArgs(TypedDict, total=False):
+    state: str
+    limit: int
+
+
+class ShowArgs(TypedDict, total=False):
+    key: str
+    job_id: str
+
+
+# What each tool answers (its output schema, tools.OUTPUT).
+
+
+class Submitted(TypedDict):
+    job_id: str
+    created: bool
+    state: str
+
+
+class Listed(TypedDict):
+    jobs: list[PublicJob]
+    finished: dict[str, int]
+    unlisted: int
+
+
+class Shown(TypedDict):
+    job: PublicJob
+    events: list[Event]
+
+
+class FileShown(TypedDict):
+    path: str
+    sha256: str
+    size: int
+
+
+class AssetShown(TypedDict):
+    name: str
+    path: str
+    there: str
+
+
+class Previewed(TypedDict):
+    outcome: str
+    meaning: str
+    reason: str | None
+    base_commit: str | None
+    target: str | None
+    decision: str | None
+    manifest_sha256: str | None
+    files: list[FileShown]
+    assets: list[AssetShown]
+    diff: list[str]
+
+
+class Waited(TypedDict):
+    job: PublicJob
+    final: bool
+    waited_s: float
+
+
+Answer = TypeVar("Answer", bound=Mapping[str, object])
 
 MEANING = {
     "READY_TO_COMMIT": "a submit would commit and publish this",
@@ -33,14 +121,15 @@ MEANING = {
 }
 
 
-def plain(obj: dict[str, Any]) -> dict[str, Any]:
+def plain(obj: Answer) -> Answer:
     """What reaches the agent, as `--json` output does: JSON values only, every string
-    (keys included) through the sanitizer."""
-    out: dict[str, Any] = sanitize_obj(json.loads(json.dumps(obj, default=str)))
+    (keys included) through the sanitizer. Every field of an answer is a JSON value already,
+    so the answer keeps its shape."""
+    out: Answer = sanitize_obj(json.loads(json.dumps(obj, default=str)))
     return out
 
 
-def assets(given: list[dict[str, str]] | None, limit: int, tail: str = "") -> dict[str, bytes]:
+def assets(given: list[Asset] | None, limit: int, tail: str = "") -> dict[str, bytes]:
     """The assets of a call by name: `content_base64` decoded, `text` as UTF-8 bytes; each
     at most `limit` bytes (`publish.max_asset_bytes`), measured before it is decoded."""
     out: dict[str, bytes] = {}
@@ -67,7 +156,7 @@ def assets(given: list[dict[str, str]] | None, limit: int, tail: str = "") -> di
     return out
 
 
-def request(args: dict[str, Any], key: str | None, cfg: config.Config) -> intake.Request:
+def request(args: DryRunArgs, key: str | None, cfg: config.Config) -> intake.Request:
     """The call as the door takes it. Refusals name the text and assets as the Python API
     names them (by the key), or plainly for a dry run, which has no key."""
     tail = f" for key {sanitize_name(key)!r}" if key is not None else ""
@@ -84,30 +173,29 @@ def request(args: dict[str, Any], key: str | None, cfg: config.Config) -> intake
     )
 
 
-def submit(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+def submit(root: Path, args: SubmitArgs) -> Submitted:
     """`git blogpub submit --json`, through the door the Python API uses."""
     cfg = config.load(Repo.discover(root).root)
     job, created = intake.accept(root, request(args, args["key"], cfg))
-    return plain({"job_id": job.job_id, "created": created, "state": job.state.value})
+    return plain(Submitted(job_id=job.job_id, created=created, state=job.state.value))
 
 
-def status(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+def status(root: Path, args: StatusArgs) -> Listed:
     """`git blogpub status --json [--state S] [--limit N]`."""
     if no_store_yet(root):
         return {"jobs": [], "finished": {}, "unlisted": 0}
     state = State(args["state"]) if "state" in args else None
     with open_context(root, need_remote=False) as ctx:
         listing = joblist.select(ctx.store, state=state, limit=args.get("limit"))
-        return plain(
-            {
-                "jobs": [j.public() for j in listing.jobs],
-                "finished": listing.finished,
-                "unlisted": listing.unlisted,
-            }
-        )
+        listed: Listed = {
+            "jobs": [j.public() for j in listing.jobs],
+            "finished": listing.finished,
+            "unlisted": listing.unlisted,
+        }
+        return plain(listed)
 
 
-def show(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+def show(root: Path, args: ShowArgs) -> Shown:
     """`git blogpub show JOB --json`, or `show --key KEY --json`."""
     key, job_id = args.get("key"), args.get("job_id")
     if (key is None) == (job_id is None):
@@ -122,10 +210,10 @@ def show(root: Path, args: dict[str, Any]) -> dict[str, Any]:
                 raise InputError(f"--key {sanitize_name(key)}: no job was submitted with this key")
         else:
             found = jobs.require(ctx.store, str(job_id))
-        return plain({"job": found.public(), "events": jobs.events(ctx.store, found.job_id)})
+        return plain(Shown(job=found.public(), events=jobs.events(ctx.store, found.job_id)))
 
 
-def job(root: Path, job_id: str) -> tuple[dict[str, Any], bool]:
+def job(root: Path, job_id: str) -> tuple[PublicJob, bool]:
     """One job as `show` reports it, and whether it is in a final state."""
     if no_store_yet(root):
         raise InputError(f"job {job_id}: no such job")
@@ -134,7 +222,7 @@ def job(root: Path, job_id: str) -> tuple[dict[str, Any], bool]:
         return plain(found.public()), found.state.value in FINAL
 
 
-def dry_run(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+def dry_run(root: Path, args: DryRunArgs) -> Previewed:
     """`git blogpub dry-run`: validated and refused as a submit would be, then prepared in
     throwaway state; the blog's store, job folders, refs and checkout stay as they are."""
     from gitpub.ops import dryrun  # the prepare pipeline: only this tool needs it
@@ -144,17 +232,16 @@ def dry_run(root: Path, args: dict[str, Any]) -> dict[str, Any]:
     req = intake.check(cfg, repo.root, request(args, None, cfg))
     with dryrun.scratch_context(repo, cfg) as ctx:
         p = dryrun.preview(ctx, req.text, req.target, dict(req.assets))
-    return plain(
-        {
-            "outcome": p.outcome.value,
-            "meaning": MEANING.get(p.outcome.value, p.outcome.value),
-            "reason": p.reason,
-            "base_commit": p.base_commit,
-            "target": p.target,
-            "decision": p.decision,
-            "manifest_sha256": p.manifest_sha256,
-            "files": [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in p.entries],
-            "assets": [{"name": a.name, "path": a.path, "there": a.there} for a in p.assets],
-            "diff": p.diff,
-        }
-    )
+    previewed: Previewed = {
+        "outcome": p.outcome.value,
+        "meaning": MEANING.get(p.outcome.value, p.outcome.value),
+        "reason": p.reason,
+        "base_commit": p.base_commit,
+        "target": p.target,
+        "decision": p.decision,
+        "manifest_sha256": p.manifest_sha256,
+        "files": [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in p.entries],
+        "assets": [{"name": a.name, "path": a.path, "there": a.there} for a in p.assets],
+        "diff": p.diff,
+    }
+    return plain(previewed)

@@ -14,9 +14,10 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import anyio
 import anyio.to_thread
@@ -64,9 +65,9 @@ def _refusal(exc: BaseException) -> str:
     )
 
 
-def not_finite(args: dict[str, Any]) -> str | None:
+def not_finite(args: Mapping[str, object]) -> str | None:
     """The argument (`timeout_s`, `assets/0/…`) holding NaN or an infinity, if any."""
-    stack: list[tuple[Any, str]] = [(args, "")]
+    stack: list[tuple[object, str]] = [(args, "")]
     while stack:
         value, where = stack.pop()
         if isinstance(value, float) and not math.isfinite(value):
@@ -82,7 +83,7 @@ def _error(line: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=line)], is_error=True)
 
 
-def _answer(summary: str, data: dict[str, Any]) -> types.CallToolResult:
+def _answer(summary: str, data: Mapping[str, object]) -> types.CallToolResult:
     """A line for people, the object as JSON text (for clients that read only text, as the
     protocol asks), and the same object as structured content."""
     text = json.dumps(data, ensure_ascii=False, sort_keys=True)
@@ -91,23 +92,29 @@ def _answer(summary: str, data: dict[str, Any]) -> types.CallToolResult:
             types.TextContent(type="text", text=sanitize(summary)),
             types.TextContent(type="text", text=text),
         ],
-        structured_content=data,
+        structured_content=dict(data),
     )
 
 
-def _summary(name: str, data: dict[str, Any]) -> str:
+def _summary(name: str, data: Mapping[str, object]) -> str:
+    """The line for people about a tool's answer (`data` is what the tool `name` answers)."""
     if name == "submit":
-        how = "created" if data["created"] else "existing job for this key"
-        return f"{data['job_id']} {data['state']} ({how})"
+        made = cast(calls.Submitted, data)
+        how = "created" if made["created"] else "existing job for this key"
+        return f"{made['job_id']} {made['state']} ({how})"
     if name == "status":
-        return f"{len(data['jobs'])} job(s) listed, {data['unlisted']} finished not listed"
+        listed = cast(calls.Listed, data)
+        return f"{len(listed['jobs'])} job(s) listed, {listed['unlisted']} finished not listed"
     if name == "show":
-        job = data["job"]
-        return f"{job['job_id']} {job['state']}, {len(data['events'])} event(s)"
+        shown = cast(calls.Shown, data)
+        job = shown["job"]
+        return f"{job['job_id']} {job['state']}, {len(shown['events'])} event(s)"
     if name == "dry_run":
-        why = f": {data['reason']}" if data.get("reason") else ""
-        return f"{data['outcome']} ({data['meaning']}){why}; target {data['target'] or '-'}"
-    job, final = data["job"], data["final"]
+        seen = cast(calls.Previewed, data)
+        why = f": {seen['reason']}" if seen.get("reason") else ""
+        return f"{seen['outcome']} ({seen['meaning']}){why}; target {seen['target'] or '-'}"
+    waited = cast(calls.Waited, data)
+    job, final = waited["job"], waited["final"]
     if job["state"] == "PUBLISHED":
         return f"{job['job_id']} PUBLISHED: {job['target_path']} at {job['remote_commit']}"
     if job["state"] == "SKIPPED":
@@ -115,7 +122,7 @@ def _summary(name: str, data: dict[str, Any]) -> str:
     if final:
         code = f" ({job['failure_code']})" if job.get("failure_code") else ""
         return f"{job['job_id']} {job['state']}{code}: a person must act (`show` says why)"
-    return f"{job['job_id']} still {job['state']} after {data['waited_s']:g}s; wait again"
+    return f"{job['job_id']} still {job['state']} after {waited['waited_s']:g}s; wait again"
 
 
 class Door:
@@ -125,7 +132,7 @@ class Door:
         self.root = root
 
     async def list_tools(
-        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[object], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         return types.ListToolsResult(
             tools=[
@@ -146,7 +153,7 @@ class Door:
         )
 
     async def call_tool(
-        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        self, ctx: ServerRequestContext[object], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
         if name not in _VALIDATORS:
@@ -165,6 +172,7 @@ class Door:
             said = wrong.schema.get("description") if not wrong.absolute_path else None
             why = said if isinstance(said, str) and said else wrong.message
             return _error(sanitize(f"{name}: {where}: {why}"))
+        data: Mapping[str, object]
         try:
             if name == "wait":
                 data = await self.wait(ctx, args["job_id"], float(args["timeout_s"]))
@@ -184,8 +192,8 @@ class Door:
         return _answer(_summary(name, data), data)
 
     async def wait(
-        self, ctx: ServerRequestContext[Any], job_id: str, timeout_s: float
-    ) -> dict[str, Any]:
+        self, ctx: ServerRequestContext[object], job_id: str, timeout_s: float
+    ) -> calls.Waited:
         """Look at the job until it is final or the time is up; the loop sleeps between
         looks, so a long wait costs nothing while other calls go on. A client that asked for
         progress hears each state the job passes through (seconds waited out of timeout_s)."""
@@ -211,7 +219,7 @@ def _version() -> str:
         return ""
 
 
-def build(root: Path) -> Server[Any]:
+def build(root: Path) -> Server[object]:
     door = Door(root)
     return Server(
         "gitpub",

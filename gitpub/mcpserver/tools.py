@@ -8,17 +8,16 @@ function declarations that refuse combinators there."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from gitpub.core.jsonvalue import JSONObject
 from gitpub.core.states import TERMINAL, State
 
 FINAL = tuple(sorted(s.value for s in TERMINAL))
 """States `wait` returns at: the job stays there until a person acts."""
 
-_STRING = {"type": "string"}
-_MAYBE = {"type": ["string", "null"]}
+_STRING: JSONObject = {"type": "string"}
+_MAYBE: JSONObject = {"type": ["string", "null"]}
 
-_ASSET = {
+_ASSET: JSONObject = {
     "description": (
         "A file placed beside the article in the same commit, at `path` relative to the "
         "article's folder (subfolders allowed: `chart.png`, `images/chart.png`). Give its "
@@ -44,7 +43,7 @@ _ASSET = {
     ],
 }
 
-_TARGET = {
+_TARGET: JSONObject = {
     "type": "string",
     "minLength": 1,
     "description": (
@@ -54,7 +53,7 @@ _TARGET = {
     ),
 }
 
-INPUT: dict[str, dict[str, Any]] = {
+INPUT: dict[str, JSONObject] = {
     "submit": {
         "type": "object",
         "properties": {
@@ -151,7 +150,7 @@ INPUT: dict[str, dict[str, Any]] = {
     },
 }
 
-_JOB = {
+_JOB: JSONObject = {
     "type": "object",
     "description": "A job as `git blogpub show --json` reports it.",
     "properties": {
@@ -166,7 +165,7 @@ _JOB = {
     "required": ["job_id", "state", "target_path", "remote_commit"],
 }
 
-_EVENT = {
+_EVENT: JSONObject = {
     "type": "object",
     "properties": {
         "seq": {"type": "integer"},
@@ -179,7 +178,7 @@ _EVENT = {
     "required": ["seq", "from_state", "to_state", "step", "detail", "at"],
 }
 
-OUTPUT: dict[str, dict[str, Any]] = {
+OUTPUT: dict[str, JSONObject] = {
     "submit": {
         "type": "object",
         "properties": {

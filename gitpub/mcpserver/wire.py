@@ -23,7 +23,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, BinaryIO, NamedTuple, cast
+from typing import BinaryIO, NamedTuple, NoReturn, cast
 
 import anyio
 import anyio.to_thread
@@ -65,7 +65,7 @@ class _NotJson(ValueError):
     """A token Python's parser takes and JSON does not (NaN, ±Infinity, 1e999)."""
 
 
-def _constant(name: str) -> Any:
+def _constant(name: str) -> NoReturn:
     raise _NotJson(f"{name} is not a JSON number")
 
 
@@ -82,7 +82,7 @@ def lone_surrogate(text: str) -> bool:
     return _LONE_SURROGATE.search(text) is not None
 
 
-def request_id(obj: Any) -> types.RequestId | None:
+def request_id(obj: object) -> types.RequestId | None:
     """The id of a message as JSON-RPC reads it, when it is one a reply can carry."""
     if not isinstance(obj, dict):
         return None
@@ -107,10 +107,10 @@ def _segment(key: object) -> str:
     return shown[1:-1] if isinstance(key, str) else shown
 
 
-def surrogate_at(obj: Any) -> str | None:
+def surrogate_at(obj: object) -> str | None:
     """Where the first lone surrogate of a decoded message sits (`params/arguments/key`), or
     None. Iterative: a deeply nested message must not exhaust the stack here either."""
-    stack: list[tuple[Any, str]] = [(obj, "")]
+    stack: list[tuple[object, str]] = [(obj, "")]
     while stack:
         value, where = stack.pop()
         if isinstance(value, str):
@@ -165,7 +165,7 @@ def decode(line: bytes) -> types.JSONRPCMessage:
     return message
 
 
-def answers(obj: Any) -> bool:
+def answers(obj: object) -> bool:
     """Whether a refused message gets an answer: a request does (with its id), and so does a
     line nobody can read as a message (id null, as JSON-RPC says); a notification or a
     client's response does not — JSON-RPC forbids answering those — and its refusal goes to
@@ -277,7 +277,7 @@ class Wire:
             # The SDK's own refusals quote what they refuse (an unknown method's name): a
             # token sent there is not repeated either.
             error = message.error
-            clean: dict[str, Any] = {"message": sanitize(error.message)}
+            clean: dict[str, object] = {"message": sanitize(error.message)}
             if "data" in error.model_fields_set:
                 clean["data"] = sanitize_obj(error.data)
             message = message.model_copy(update={"error": error.model_copy(update=clean)})

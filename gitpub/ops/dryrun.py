@@ -22,6 +22,7 @@ from gitpub import intake
 from gitpub.config import Config
 from gitpub.context import Context
 from gitpub.core.ids import Oid
+from gitpub.core.jsonvalue import JSONObject, text_or_none
 from gitpub.core.states import State
 from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
@@ -172,7 +173,7 @@ def _describe(
 ) -> Preview:
     job = preparer.job
     judged = jobs.step_results(ctx.store, job.job_id).get("judge", {})
-    target_event: dict[str, Any] = next(
+    target_event: JSONObject = next(
         (
             e["detail"]
             for e in reversed(jobs.events(ctx.store, job.job_id))
@@ -186,8 +187,8 @@ def _describe(
         reason=reason,
         base_commit=job.base_commit,
         target=job.target_path or aimed,
-        decision=target_event.get("decision") or judged.get("decision"),
-        warning=target_event.get("warning")
+        decision=text_or_none(target_event.get("decision") or judged.get("decision")),
+        warning=text_or_none(target_event.get("warning"))
         or (preparer.proposed.warning if preparer.proposed is not None else None),
     )
     if state is not State.READY_TO_COMMIT or preparer.checkout is None:

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gitpub import config, trust
 from gitpub.context import Context, open_context, open_store
@@ -25,7 +24,7 @@ from gitpub.ops import worker
 from gitpub.ops.reconcile import repair_repository, settle_interrupted_commits
 from gitpub.store import jobs, reads
 from gitpub.store.db import now
-from gitpub.store.jobs import Job
+from gitpub.store.jobs import Event, Job
 from gitpub.sync import edits as external
 
 INTERRUPTED = tuple(s for s in worker.ACTIVE if s is not State.RECEIVED)
@@ -66,7 +65,7 @@ def moves_since(ctx: Context, touched: Iterable[Job], since: str) -> list[str]:
     return [line for _, _, line in sorted(lines)]
 
 
-def _event_line(job_id: str, event: dict[str, Any]) -> str | None:
+def _event_line(job_id: str, event: Event) -> str | None:
     detail = event["detail"] if isinstance(event["detail"], dict) else {}
     if event["step"] == "withdrawn":
         return f"job {job_id}: withdrawn (its article left the published branch)"

@@ -7,8 +7,7 @@ configured `scan` step is: they go out in one commit."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from gitpub import scan
 
@@ -40,7 +39,7 @@ def last_word(files: list[tuple[str, str]], allow: frozenset[str]) -> str | None
     return None
 
 
-def leaks(answer: Any, allow: frozenset[str], field: str = "") -> list[dict[str, Any]]:
+def leaks(answer: object, allow: frozenset[str], field: str = "") -> list[dict[str, object]]:
     """Secrets in a step's raw answer, as the ruleset names them (never the text)."""
     if isinstance(answer, str):
         return [{"field": field, **f.public()} for f in scan.scan(answer, allow=allow)]
@@ -53,7 +52,7 @@ def leaks(answer: Any, allow: frozenset[str], field: str = "") -> list[dict[str,
     return []
 
 
-def leaked(step: str, found: list[dict[str, Any]]) -> str:
+def leaked(step: str, found: Sequence[Mapping[str, object]]) -> str:
     """The REVIEW reason for a step answer that held a secret."""
     first = found[0]
     where = f" (line {first['line']})" if first.get("field") == "text" else ""

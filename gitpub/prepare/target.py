@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitpub.config import Config, StepsConfig
+from gitpub.core.jsonvalue import text_or_none
 from gitpub.core.states import State
 from gitpub.prepare.builtins import shown
 from gitpub.site import paths
 from gitpub.site.article import Article
+from gitpub.store.jobs import Event
 
 
 @dataclass(frozen=True)
@@ -174,7 +176,7 @@ def _prefixes(path: str) -> dict[str, str]:
     return {fold(p): p for p in ("/".join(parts[: i + 1]) for i in range(len(parts)))}
 
 
-def accepted_similar(events: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+def accepted_similar(events: Iterable[Event]) -> frozenset[str]:
     """Articles a job waited on in REVIEW as too similar before a person retried it: `retry`
     after such a REVIEW is the person's answer, and it publishes."""
     accepted: set[str] = set()
@@ -182,7 +184,7 @@ def accepted_similar(events: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     for event in events:
         detail = event.get("detail") or {}
         if event["step"] == "prepare:done":
-            waiting = detail.get("similar")
+            waiting = text_or_none(detail.get("similar"))
         elif event["step"] == "operator:retry" and waiting:
             accepted.add(waiting)
     return frozenset(accepted)

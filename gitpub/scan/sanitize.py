@@ -7,9 +7,12 @@ and only where the caller passes that allow list (the job's own source and artic
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TypeVar, cast
 
+from gitpub.core.jsonvalue import JSON
 from gitpub.scan import REDACTION_MARK, redact
+
+J = TypeVar("J", bound=JSON)
 
 __all__ = ["REDACTION_MARK", "sanitize", "sanitize_name", "sanitize_obj"]
 
@@ -26,12 +29,17 @@ def sanitize_name(name: str, allow: Iterable[str] = ()) -> str:
     return redact(name, allow=allow, name=True)
 
 
-def sanitize_obj(value: Any, allow: Iterable[str] = ()) -> Any:
-    """`sanitize` applied to every string inside a JSON-like value (keys included)."""
+def sanitize_obj(value: J, allow: Iterable[str] = ()) -> J:
+    """`sanitize` applied to every string inside a JSON value (keys included); the value keeps
+    its shape, so an object stays an object."""
+    return cast(J, _sanitized(value, allow))
+
+
+def _sanitized(value: object, allow: Iterable[str]) -> object:
     if isinstance(value, str):
         return sanitize(value, allow)
     if isinstance(value, dict):
-        return {sanitize(str(k), allow): sanitize_obj(v, allow) for k, v in value.items()}
+        return {sanitize(str(k), allow): _sanitized(v, allow) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [sanitize_obj(v, allow) for v in value]
+        return [_sanitized(v, allow) for v in value]
     return value

@@ -137,9 +137,9 @@ def _json(text: str) -> FrontMatter:
     return FrontMatter("json", data, text.count("\n", 0, end) + 2)
 
 
-def _tolerant(lines: list[str]) -> dict[str, Any]:
+def _tolerant(lines: list[str]) -> dict[str, str | None]:
     """Top-level scalar entries, read line by line; nested and multi-line values are left."""
-    out: dict[str, Any] = {}
+    out: dict[str, str | None] = {}
     for line in lines:
         m = _ENTRY.match(line.rstrip())
         if m is None:
@@ -172,7 +172,7 @@ _DATE = re.compile(
 )
 
 
-def to_datetime(value: Any) -> dt.datetime | None:
+def to_datetime(value: object) -> dt.datetime | None:
     """A front-matter date as the generators read them: YAML/TOML dates and datetimes, or the
     strings they accept — `2024-05-01`, `2024-05-01 10:30`, `2016/10/09 19:18:24` (Hexo's and
     VitePress's own), `2017-08-13 21:30:00 +0800`, ISO 8601 with an offset. None for anything

@@ -56,11 +56,11 @@ class Connection(Protocol):
     """What the queries of `gitpub.store` are run on, whichever store: SQLite's SQL with `?`
     parameters; every failure is a `gitpub.store.errors.StoreError`."""
 
-    def execute(self, sql: str, params: Sequence[Any] = (), /) -> Cursor: ...
-    def executemany(self, sql: str, seq: Iterable[Sequence[Any]], /) -> Cursor: ...
+    def execute(self, sql: str, params: Sequence[object] = (), /) -> Cursor: ...
+    def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> Cursor: ...
 
 
-def scalar(conn: Connection, sql: str, params: Sequence[Any] = ()) -> Any:
+def scalar(conn: Connection, sql: str, params: Sequence[object] = ()) -> Any:
     """The first value of the one row `sql` answers (an aggregate, a PRAGMA, a sequence)."""
     row = conn.execute(sql, params).fetchone()
     if row is None:
@@ -284,13 +284,13 @@ class SqliteConnection:
         self.raw = raw
         self.path = path
 
-    def execute(self, sql: str, params: Sequence[Any] = (), /) -> _Cursor:
+    def execute(self, sql: str, params: Sequence[object] = (), /) -> _Cursor:
         try:
             return _Cursor(self.raw.execute(sql, params), self.path)
         except sqlite3.Error as exc:
             raise wrapped(exc, self.path) from None
 
-    def executemany(self, sql: str, seq: Iterable[Sequence[Any]], /) -> _Cursor:
+    def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> _Cursor:
         try:
             return _Cursor(self.raw.executemany(sql, seq), self.path)
         except sqlite3.Error as exc:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, cast
+from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 from gitpub.core.errors import InputError, InternalError, Signal
 from gitpub.core.ids import JobId, Sha256
+from gitpub.core.jsonvalue import JSONObject
 from gitpub.core.states import State, check_transition
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 from gitpub.store import folders
@@ -44,6 +45,48 @@ class JobUpdate(TypedDict, total=False):
     scheduled_at: str | None
     review: int
     review_branch: str | None
+
+
+class PublicJob(TypedDict):
+    """A job as `status --json`, `show --json`, the API and the MCP tools report it."""
+
+    job_id: str
+    state: str
+    failure_code: str | None
+    kind: str
+    idempotency_key: str
+    key_sha256: str
+    topic: str | None
+    target_path: str | None
+    base_commit: str | None
+    local_commit: str | None
+    remote_commit: str | None
+    artifact_sha256: str | None
+    attempt: int
+    max_attempts: int
+    next_retry_at: str | None
+    created_at: str
+    updated_at: str
+    withdrawn: bool
+    scheduled_at: str | None
+    review: bool
+    review_branch: str | None
+
+
+class Event(TypedDict):
+    """One line of a job's history: a state change, a step's result or a note."""
+
+    seq: int
+    from_state: str | None
+    to_state: str | None
+    step: str
+    detail: JSONObject
+    at: str
+
+
+Detail = Mapping[str, object]
+"""An event's detail as a caller gives it: stored as canonical JSON (a value JSON has no
+form for is stored as its text)."""
 
 
 class LeaseLost(Signal):
@@ -100,7 +143,7 @@ class Job(NamedTuple):
         values["state"] = State(values["state"])
         return cls(**values)
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> PublicJob:
         """The fields `status --json` and `show --json` report."""
         return {
             "job_id": self.job_id,
@@ -166,7 +209,7 @@ def all_jobs(store: Store, state: State | None = None) -> list[Job]:
     return [Job.from_row(r) for r in rows]
 
 
-def events(store: Store, job_id: str) -> list[dict[str, Any]]:
+def events(store: Store, job_id: str) -> list[Event]:
     rows = store.conn.execute(
         "SELECT seq, from_state, to_state, step, detail, at FROM blog_publication_event "
         "WHERE job_id = ? ORDER BY seq",
@@ -185,12 +228,12 @@ def events(store: Store, job_id: str) -> list[dict[str, Any]]:
     ]
 
 
-def step_results(store: Store, job_id: str) -> dict[str, dict[str, Any]]:
+def step_results(store: Store, job_id: str) -> dict[str, JSONObject]:
     """The latest recorded result of every finished prepare step of a job.
 
     An operator's retry or continue invalidates every step but the draft: the draft is the
     expensive, non-deterministic one, and what the person fixed lies downstream of it."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JSONObject] = {}
     for ev in events(store, job_id):
         if ev["step"].startswith("step:"):
             out[ev["step"][5:]] = ev["detail"]
@@ -202,7 +245,7 @@ def step_results(store: Store, job_id: str) -> dict[str, dict[str, Any]]:
 # ------------------------------------------------------------------------------ writes
 
 
-def _canonical(detail: Mapping[str, Any] | None) -> str:
+def _canonical(detail: Detail | None) -> str:
     # Value by value (keys included), not the serialized string: our own field names are no
     # context for a secret rule, so `{"key": "<a request uuid>"}` stays readable while a
     # token inside any value is still redacted.
@@ -216,7 +259,7 @@ def append_event(
     src: State | None,
     dst: State | None,
     step: str,
-    detail: Mapping[str, Any] | None,
+    detail: Detail | None,
 ) -> None:
     seq = scalar(
         conn,
@@ -238,16 +281,17 @@ def append_event(
     )
 
 
-def note(conn: Connection, job_id: str, step: str, detail: Mapping[str, Any]) -> None:
+def note(conn: Connection, job_id: str, step: str, detail: Detail) -> None:
     """An event without a state change, inside the caller's transaction. Its row is locked
     first (a no-op update), so two notes on a shared store never race for one `seq`."""
     conn.execute("UPDATE blog_publication SET updated_at = updated_at WHERE job_id = ?", (job_id,))
     append_event(conn, job_id, None, None, step, detail)
 
 
-def _set_clause(values: Mapping[str, Any]) -> tuple[str, list[Any]]:
+def _set_clause(values: Mapping[str, object]) -> tuple[str, list[object]]:
     allowed = set(Job._fields) - {"job_id", "state", "created_at", "updated_at"}
-    parts, params = [], []
+    parts: list[str] = []
+    params: list[object] = []
     for name, value in values.items():
         if name not in allowed:
             raise ValueError(f"not a job field: {name}")
@@ -261,7 +305,7 @@ def transition(
     job: Job,
     to: State,
     step: str,
-    detail: Mapping[str, Any] | None = None,
+    detail: Detail | None = None,
     *,
     operator: bool = False,
     also: Callable[[Connection], None] | None = None,
@@ -279,7 +323,7 @@ def record(
     store: Store,
     job: Job,
     step: str,
-    detail: Mapping[str, Any] | None = None,
+    detail: Detail | None = None,
     **values: Unpack[JobUpdate],
 ) -> Job:
     """Record a step result (and field changes) without changing state."""
@@ -291,8 +335,8 @@ def _update(
     job: Job,
     to: State | None,
     step: str,
-    detail: Mapping[str, Any] | None,
-    values: Mapping[str, Any],
+    detail: Detail | None,
+    values: JobUpdate,
     also: Callable[[Connection], None] | None = None,
 ) -> Job:
     with store.transaction() as conn:
@@ -310,14 +354,14 @@ def _apply(
     job: Job,
     to: State | None,
     step: str,
-    detail: Mapping[str, Any] | None,
-    values: Mapping[str, Any],
+    detail: Detail | None,
+    values: JobUpdate,
 ) -> None:
     sets, params = _set_clause(values)
     state = to or job.state
     sql = "UPDATE blog_publication SET state = ?, updated_at = ?" + (f", {sets}" if sets else "")
     sql += " WHERE job_id = ? AND state = ?"
-    args: list[Any] = [state.value, now(), *params, job.job_id, job.state.value]
+    args: list[object] = [state.value, now(), *params, job.job_id, job.state.value]
     if job.lease_token is not None:
         sql += " AND lease_token = ?"
         args.append(job.lease_token)
@@ -338,7 +382,7 @@ class Move(NamedTuple):
     job: Job
     to: State | None
     step: str
-    detail: Mapping[str, Any] | None = None
+    detail: Detail | None = None
     values: JobUpdate = NO_VALUES
 
 
@@ -376,16 +420,13 @@ def transition_all(
     return fresh
 
 
-def insert(store: Store, conn: Connection, values: Mapping[str, Any]) -> None:
+def insert(store: Store, conn: Connection, values: Mapping[str, object]) -> None:
     """A new job row (from intake, or remade by a rebuild) with what its folder holds; every
     text is sanitized."""
     names = [name for name in Job._fields if name in values]
     conn.execute(
         f"INSERT INTO blog_publication ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-        [
-            sanitize(values[n]) if isinstance(values[n], str) and n not in _DIGESTS else values[n]
-            for n in names
-        ],
+        [_stored(n, values[n]) for n in names],
     )
     store.keep_folder(conn, str(values["job_id"]))
 
@@ -394,6 +435,10 @@ _DIGESTS = frozenset(
     {"job_id", "idempotency_key", "source_sha256", "target_blob_sha256", "artifact_sha256"}
 )
 """Columns that hold ids and hashes, never a writer's text: nothing there to sanitize."""
+
+
+def _stored(column: str, value: object) -> object:
+    return sanitize(value) if isinstance(value, str) and column not in _DIGESTS else value
 
 
 def remember_prepared(store: Store, job: Job) -> None:

@@ -18,7 +18,7 @@ NAMESPACE = "5b0c1e9e-3f7a-5d8c-9a61-0e7f6b2d4c11"
 """The uuid5 namespace of external_sync event ids (text: `status` does not import uuid)."""
 
 
-def canonical_payload(payload: Mapping[str, Any]) -> str:
+def canonical_payload(payload: Mapping[str, object]) -> str:
     return sanitize(json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
@@ -70,7 +70,7 @@ class ExternalEvent(NamedTuple):
         )
 
 
-def register_external(store: Store, payload: Mapping[str, Any]) -> tuple[str, bool]:
+def register_external(store: Store, payload: Mapping[str, object]) -> tuple[str, bool]:
     """Register an external_sync event (INSERT OR IGNORE on its uuid5 id).
 
     Returns the id and whether the row is newly pending. A superseded row comes back to

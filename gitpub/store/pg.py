@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from gitpub.core import clock
 from gitpub.core.errors import GitpubError
@@ -33,6 +33,9 @@ from gitpub.store.db import Cursor, Row, Store, at, now, parse_time, scalar
 from gitpub.store.dialect import translate
 from gitpub.store.errors import Duplicate, StoreError, Unavailable
 from gitpub.store.leases import lease_holder_dead
+
+if TYPE_CHECKING:  # psycopg is imported when a shared store opens
+    import psycopg
 from gitpub.store.schema import PG_SCHEMA, PG_SCHEMA_VERSION, statements
 
 IDLE_IN_TRANSACTION = "10s"
@@ -67,7 +70,11 @@ class PgRow:
         return len(self._values)
 
 
-def _rows(cursor: Any) -> Callable[[Sequence[Any]], Any]:
+DriverRow = Union[PgRow, "tuple[object, ...]"]
+"""What the driver hands out: a PgRow for a query that answers columns, a tuple otherwise."""
+
+
+def _rows(cursor: psycopg.Cursor[object]) -> Callable[[Sequence[object]], DriverRow]:
     description = cursor.description
     if description is None:
         return tuple
@@ -75,7 +82,7 @@ def _rows(cursor: Any) -> Callable[[Sequence[Any]], Any]:
     return lambda values: PgRow(index, values)
 
 
-def _param(value: Any) -> Any:
+def _param(value: object) -> object:
     return int(value) if isinstance(value, bool) else value
 
 
@@ -109,7 +116,7 @@ def failure(exc: BaseException, dsn: str, *, opening: bool = False) -> StoreErro
 class PgCursor:
     __slots__ = ("_conn", "_cursor")
 
-    def __init__(self, cursor: Any, conn: PgConnection) -> None:
+    def __init__(self, cursor: psycopg.Cursor[DriverRow], conn: PgConnection) -> None:
         self._cursor = cursor
         self._conn = conn
 
@@ -119,13 +126,14 @@ class PgCursor:
 
     def fetchone(self) -> Row | None:
         with self._conn.errors():
-            row: Row | None = self._cursor.fetchone()
-        return row
+            row = self._cursor.fetchone()
+        # Only a query that answers columns is fetched from: its rows are PgRows.
+        return cast("Row | None", row)
 
     def fetchall(self) -> list[Row]:
         with self._conn.errors():
-            rows: list[Row] = self._cursor.fetchall()
-        return rows
+            rows = self._cursor.fetchall()
+        return cast("list[Row]", rows)
 
     def __iter__(self) -> Iterator[Row]:
         with self._conn.errors():
@@ -135,7 +143,7 @@ class PgCursor:
 class PgConnection:
     """The psycopg connection, speaking to `gitpub.store` as the embedded store's does."""
 
-    def __init__(self, pg: Any, dsn: str) -> None:
+    def __init__(self, pg: psycopg.Connection[DriverRow], dsn: str) -> None:
         self.pg = pg
         self._dsn = dsn
 
@@ -148,11 +156,11 @@ class PgConnection:
         except psycopg.Error as exc:
             raise failure(exc, self._dsn) from None
 
-    def execute(self, sql: str, params: Sequence[Any] = (), /) -> Cursor:
+    def execute(self, sql: str, params: Sequence[object] = (), /) -> Cursor:
         with self.errors():
             return PgCursor(self.pg.execute(translate(sql), [_param(p) for p in params]), self)
 
-    def executemany(self, sql: str, seq: Iterable[Sequence[Any]], /) -> Cursor:
+    def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> Cursor:
         with self.errors():
             cursor = self.pg.cursor()
             cursor.executemany(translate(sql), [[_param(p) for p in ps] for ps in seq])

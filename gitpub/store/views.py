@@ -9,7 +9,7 @@ refreshes itself every few seconds; a refresh must cost the store almost nothing
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from gitpub.core.ids import sha256_hex
 from gitpub.core.states import State
@@ -33,9 +33,9 @@ def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _where(filters: Filters) -> tuple[str, list[Any]]:
+def _where(filters: Filters) -> tuple[str, list[object]]:
     clauses: list[str] = []
-    args: list[Any] = []
+    args: list[object] = []
     if filters.states:
         clauses.append(f"state IN ({','.join('?' * len(filters.states))})")
         args += [s.value for s in filters.states]

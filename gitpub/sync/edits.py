@@ -14,7 +14,6 @@ import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gitpub.context import Context
 from gitpub.core import clock
@@ -68,7 +67,7 @@ def scan(ctx: Context) -> int:
     return new
 
 
-def _worktree_payload(ctx: Context) -> dict[str, Any] | None:
+def _worktree_payload(ctx: Context) -> dict[str, object] | None:
     # Only with hand_edits = "all" is a person's uncommitted work committed for them.
     if ctx.config.sync.hand_edits != "all" or not gx.observable(ctx):
         return None
@@ -85,7 +84,7 @@ def _worktree_payload(ctx: Context) -> dict[str, Any] | None:
     }
 
 
-def _commits_payload(ctx: Context) -> dict[str, Any] | None:
+def _commits_payload(ctx: Context) -> dict[str, object] | None:
     if ctx.config.sync.hand_edits == "off":
         return None
     local = ctx.repo.resolve(gx.local_ref(ctx))

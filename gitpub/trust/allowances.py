@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import filelock
 
@@ -105,7 +104,7 @@ def read_all(file: Path) -> list[Allowance]:
     return [_entry(file, i, e) for i, e in enumerate(entries)]
 
 
-def _entry(file: Path, index: int, raw: Any) -> Allowance:
+def _entry(file: Path, index: int, raw: object) -> Allowance:
     where = f"{file}: allowed[{index}]"
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be a table")

@@ -14,7 +14,7 @@ import os
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from gitpub.context import Context
@@ -25,20 +25,26 @@ from gitpub.ui import jobpage, pages
 from gitpub.ui.figures import Figures
 from gitpub.ui.server import Guard, Handle, Reader, exposure, guarded, metrics_endpoint, start
 
+if TYPE_CHECKING:  # jinja2 and starlette are imported when the page starts, not before
+    import jinja2
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
 REFRESH_SECONDS = 5
 ACTIONS_OFF = "actions are off: start `git blogpub ui --actions`"
 NO_TOKEN = "refused: no valid CSRF token"
 _MAX_FORM = 16 * 1024
 
 
-def _shown(value: Any) -> Any:
+def _shown(value: object) -> object:
     """What a template prints: every text sanitized, None as nothing."""
     if value is None:
         return ""
     return sanitize(value) if isinstance(value, str) else value
 
 
-def _environment() -> Any:
+def _environment() -> jinja2.Environment:
     import jinja2
 
     return jinja2.Environment(
@@ -83,7 +89,7 @@ class Site:
         self.env = _environment()
         self.figures = Figures()
 
-    def render(self, name: str, status: int = 200, **values: Any) -> Any:
+    def render(self, name: str, status: int = 200, **values: object) -> Response:
         from starlette.responses import HTMLResponse
 
         nonce = secrets.token_urlsafe(16)
@@ -96,12 +102,12 @@ class Site:
         )
         return HTMLResponse(body, status, headers=_headers(nonce))
 
-    async def jobs(self, request: Any) -> Any:
+    async def jobs(self, request: Request) -> Response:
         query = dict(request.query_params)
         model = await self.reader.run(pages.jobs_page, query)
         return self.render("jobs.html", section="jobs", **model)
 
-    async def job(self, request: Any) -> Any:
+    async def job(self, request: Request) -> Response:
         job_id = request.path_params["job_id"]
         try:
             model = await self.reader.run(jobpage.job_page, job_id)
@@ -111,11 +117,11 @@ class Site:
             "job.html", section="job", done=request.query_params.get("done"), **model
         )
 
-    async def fleet(self, request: Any) -> Any:
+    async def fleet(self, request: Request) -> Response:
         model = await self.reader.run(pages.fleet_page)
         return self.render("fleet.html", section="fleet", **model)
 
-    async def action(self, request: Any) -> Any:
+    async def action(self, request: Request) -> Response:
         from starlette.responses import RedirectResponse
 
         job_id, verb = request.path_params["job_id"], request.path_params["verb"]
@@ -140,7 +146,7 @@ class Site:
         return RedirectResponse(f"/job/{done}?done={verb}", 303)
 
 
-def _cross_site(request: Any) -> bool:
+def _cross_site(request: Request) -> bool:
     """A request another site made the browser send (a check beside the token)."""
     if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
         return True
@@ -162,13 +168,13 @@ def _headers(nonce: str) -> dict[str, str]:
     }
 
 
-def application(reader: Reader, *, actions: bool, token: str | None) -> Any:
+def application(reader: Reader, *, actions: bool, token: str | None) -> Guard:
     from starlette.applications import Starlette
     from starlette.routing import Route
 
     site = Site(reader, actions=actions)
 
-    def get(path: str, endpoint: Callable[[Any], Awaitable[Any]]) -> Route:
+    def get(path: str, endpoint: Callable[[Request], Awaitable[Response]]) -> Route:
         return Route(path, guarded(endpoint), methods=["GET", "HEAD"])
 
     routes = [

@@ -6,15 +6,16 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TypedDict
 
 from gitpub.context import Context
 from gitpub.core.errors import GitpubError
+from gitpub.core.jsonvalue import JSON, as_list
 from gitpub.core.states import NEEDS_PERSON, State
 from gitpub.store import jobs, listing
 from gitpub.store.db import parse_time
-from gitpub.store.jobs import Job
+from gitpub.store.jobs import Event, Job, PublicJob
 from gitpub.ui import weblinks
 from gitpub.ui.pages import age
 
@@ -35,6 +36,63 @@ _FINDING = re.compile(r"([\w.-]+) \(fingerprint ([0-9a-f]{6,})\)(?: \(line (\d+)
 DIFF_LINES = 400  # a page stays small: a longer diff is cut, and says so
 
 
+class Entry(TypedDict):
+    """One event of the timeline, as the page shows it."""
+
+    seq: int
+    at: str
+    duration: str
+    step: str
+    move: str
+    to: str
+    attempt: int | str
+    holder: JSON
+    reason: str
+    detail: list[tuple[str, str]]
+
+
+class Group(TypedDict, total=False):
+    """A phase of the timeline: its events, and how many retries were folded into it."""
+
+    title: str
+    kind: str
+    events: list[Entry]
+    retries: int
+    open: bool
+
+
+class DiffLine(TypedDict):
+    text: str
+    kind: str
+
+
+class Diff(TypedDict):
+    lines: list[DiffLine]
+    note: str
+
+
+class FileRow(TypedDict):
+    path: str
+    size: int
+    sha256: str
+
+
+class JobPage(TypedDict):
+    job: PublicJob
+    short: str
+    lease: str | None
+    lease_until: str
+    reason: str
+    findings: list[dict[str, str]]
+    groups: list[Group]
+    count: int
+    manifest: list[FileRow]
+    diff: Diff
+    links: list[tuple[str, str]]
+    commands: list[tuple[str, str]]
+    acts: list[tuple[str, str]]
+
+
 def _duration(seconds: float | None) -> str:
     if seconds is None:
         return ""
@@ -45,7 +103,7 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
-def _entry(ev: Mapping[str, Any], before: float | None, attempt: int) -> dict[str, Any]:
+def _entry(ev: Event, before: float | None, attempt: int) -> Entry:
     detail = dict(ev["detail"]) if isinstance(ev["detail"], dict) else {}
     reason = detail.pop("reason", "") or detail.pop("why", "")
     holder = detail.get("previous_owner", "")
@@ -64,22 +122,23 @@ def _entry(ev: Mapping[str, Any], before: float | None, attempt: int) -> dict[st
     }
 
 
-def _plain(value: Any) -> str:
+def _plain(value: JSON) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     return str(value)
 
 
-def timeline(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def timeline(events: Sequence[Event]) -> list[Group]:
     """The events in order, in phases; delivery attempts that ended waiting to retry are
     folded together, so twenty retries are one line until someone opens them."""
-    groups: list[dict[str, Any]] = []
+    groups: list[Group] = []
     before: float | None = None
     attempt = 0
     for ev in events:
         step = str(ev["step"])
         if step == "relay:start":
-            attempt = int(ev["detail"].get("attempt") or attempt + 1)
+            given = ev["detail"].get("attempt")
+            attempt = int(given) if isinstance(given, (int, float, str)) and given else attempt + 1
             groups.append({"title": f"delivery, attempt {attempt}", "kind": "delivery"})
         elif step in PHASES or not groups:
             groups.append({"title": PHASES.get(step, step), "kind": step})
@@ -88,8 +147,8 @@ def timeline(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return _folded(groups)
 
 
-def _folded(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _folded(groups: list[Group]) -> list[Group]:
+    out: list[Group] = []
     for group in groups:
         retried = group["kind"] == "delivery" and group["events"][-1]["step"] == "retry:wait"
         previous = out[-1] if out else None
@@ -104,11 +163,11 @@ def _folded(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def findings(events: Sequence[Mapping[str, Any]], reason: str) -> list[dict[str, str]]:
+def findings(events: Sequence[Event], reason: str) -> list[dict[str, str]]:
     """Secrets found in the job's text or a step's answer: kind, line and fingerprint."""
     found: dict[str, dict[str, str]] = {}
     for ev in events:
-        for leak in ev["detail"].get("leaks") or []:
+        for leak in as_list(ev["detail"].get("leaks")):
             if isinstance(leak, dict) and leak.get("fingerprint"):
                 item = {k: str(leak.get(k, "")) for k in ("kind", "line", "fingerprint")}
                 found.setdefault(item["fingerprint"], item)
@@ -117,7 +176,7 @@ def findings(events: Sequence[Mapping[str, Any]], reason: str) -> list[dict[str,
     return list(found.values())
 
 
-def manifest(ctx: Context, job: Job) -> list[dict[str, Any]]:
+def manifest(ctx: Context, job: Job) -> list[FileRow]:
     """The files the job writes, with their sizes and hashes (empty until it is prepared)."""
     path = ctx.job_dir(job.job_id) / "manifest.json"
     if job.artifact_sha256 and not path.is_file() and ctx.store.shared:
@@ -142,7 +201,7 @@ def _article(ctx: Context, job: Job) -> bytes | None:
         return None
 
 
-def diff(ctx: Context, job: Job) -> dict[str, Any]:
+def diff(ctx: Context, job: Job) -> Diff:
     """The job's article against the remote branch as this clone last fetched it."""
     mine = _article(ctx, job)
     if mine is None or not job.target_path:
@@ -163,7 +222,7 @@ def diff(ctx: Context, job: Job) -> dict[str, Any]:
         )
     )
     kinds = [("add" if ln[:1] == "+" else "del" if ln[:1] == "-" else "ctx") for ln in lines]
-    rows = [{"text": t, "kind": k} for t, k in zip(lines, kinds, strict=True)]
+    rows: list[DiffLine] = [{"text": t, "kind": k} for t, k in zip(lines, kinds, strict=True)]
     note = "" if theirs is not None else "the remote branch has no such file"
     if len(rows) > DIFF_LINES:
         note = f"the first {DIFF_LINES} of {len(rows)} lines"
@@ -212,7 +271,7 @@ def actions(job: Job) -> list[tuple[str, str]]:
     return [(verb, offered[command]) for verb, command in verbs.items() if command in offered]
 
 
-def job_page(ctx: Context, job_id: str) -> dict[str, Any]:
+def job_page(ctx: Context, job_id: str) -> JobPage:
     try:
         job = jobs.require(ctx.store, job_id)
     except GitpubError as exc:

@@ -9,7 +9,7 @@ last (`_seconds`), counters ending in `_total` (the client library adds it)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gitpub.context import Context
 from gitpub.core.states import State
@@ -19,17 +19,19 @@ from gitpub.store.db import now, parse_time
 from gitpub.ui.figures import Figures
 
 if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
     from gitpub.ui.server import Handle
 
 
-def families(ctx: Context, figures: Figures, *, worker: bool) -> Iterator[Any]:
+def families(ctx: Context, figures: Figures, *, worker: bool) -> Iterator[Metric]:
     """Every metric family, read from the store now."""
     figures.refresh(ctx.store)
     yield from _gauges(ctx, worker=worker)
     yield from _history(figures)
 
 
-def _gauges(ctx: Context, *, worker: bool) -> Iterator[Any]:
+def _gauges(ctx: Context, *, worker: bool) -> Iterator[Metric]:
     """What the store's rows say now."""
     from prometheus_client.core import GaugeMetricFamily
 
@@ -72,7 +74,7 @@ def _gauges(ctx: Context, *, worker: bool) -> Iterator[Any]:
     )
 
 
-def _history(figures: Figures) -> Iterator[Any]:
+def _history(figures: Figures) -> Iterator[Metric]:
     """What the events add up to."""
     from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
@@ -118,7 +120,7 @@ def exposition(ctx: Context, figures: Figures | None = None, *, worker: bool = F
     made = list(families(ctx, figures or Figures(), worker=worker))
 
     class _Once:
-        def collect(self) -> Iterator[Any]:
+        def collect(self) -> Iterator[Metric]:
             return iter(made)
 
     registry = CollectorRegistry(auto_describe=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypedDict
 from urllib.parse import urlencode
 
 from gitpub.context import Context
@@ -41,6 +41,82 @@ TABS = (
 )
 PAGE = 50
 FILTERS = ("state", "key", "node", "target", "since", "text")
+
+
+class Row(TypedDict):
+    """One job of the list, as the template shows it."""
+
+    id: str
+    short: str
+    state: str
+    withdrawn: bool
+    target: str
+    key: str
+    updated: str
+    age: str
+    created_age: str
+    attempt: int
+    reason: str
+    scheduled: str | None
+    review_branch: str | None
+    lease: str | None
+
+
+class TabCount(TypedDict):
+    name: str
+    title: str
+    count: int
+
+
+class TabLink(TabCount):
+    current: bool
+    href: str
+
+
+class JobsPage(TypedDict):
+    tab: str
+    tabs: list[TabLink]
+    query: dict[str, str]
+    states: list[str]
+    errors: list[str]
+    rows: list[Row]
+    total: int
+    first: int
+    last_shown: int
+    prev: str | None
+    next: str | None
+    page: int
+    pages: int
+
+
+class LeaseShown(TypedDict):
+    id: str
+    short: str
+    state: str
+    target: str
+    until: str
+
+
+class LockHolder(TypedDict):
+    fleet: str
+    here: str
+    shared: bool
+
+
+class HeldFile(TypedDict):
+    path: str
+    findings: list[dict[str, str]]
+
+
+class FleetPage(TypedDict):
+    workers: list[tuple[str, list[LeaseShown]]]
+    lock: LockHolder
+    oldest_due: str
+    edits_waiting: int
+    edits_conflict: int
+    held: list[HeldFile]
+    node: str
+    store: str
 
 
 def age(stamp: str | None, moment: float | None = None) -> str:
@@ -96,7 +172,7 @@ def link(query: Mapping[str, str], **changes: str | int | None) -> str:
     return "/" + (f"?{urlencode(sorted(merged.items()))}" if merged else "")
 
 
-def row(ctx: Context, job: Job, moment: float) -> dict[str, Any]:
+def row(ctx: Context, job: Job, moment: float) -> Row:
     waiting = job.state in NEEDS_PERSON or job.state is S.RETRY_WAIT
     why = listing.reason(ctx.store, job.job_id) if waiting else ""
     return {
@@ -117,7 +193,7 @@ def row(ctx: Context, job: Job, moment: float) -> dict[str, Any]:
     }
 
 
-def jobs_page(ctx: Context, query: Mapping[str, str]) -> dict[str, Any]:
+def jobs_page(ctx: Context, query: Mapping[str, str]) -> JobsPage:
     """The job list: tabs with their counts, the filters, one page of rows. Without a tab
     asked for, the first one (what needs a person), or every job when nothing does."""
     chosen = next((t for t in TABS if t.name == query.get("tab")), None)
@@ -155,11 +231,11 @@ def jobs_page(ctx: Context, query: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _tabs(ctx: Context, others: views.Filters) -> list[dict[str, Any]]:
+def _tabs(ctx: Context, others: views.Filters) -> list[TabCount]:
     """Each tab with how many jobs it holds under the other filters: without any, one
     GROUP BY of the state index."""
     counts = views.by_state(ctx.store) if others == views.Filters() else None
-    out: list[dict[str, Any]] = []
+    out: list[TabCount] = []
     for t in TABS:
         if counts is not None:
             n = sum(counts.values()) if not t.states else sum(counts.get(s, 0) for s in t.states)
@@ -174,7 +250,7 @@ def _kept(query: Mapping[str, str]) -> dict[str, str | None]:
     return {k: query.get(k) or None for k in FILTERS if k != "state"}
 
 
-def _lock_holder(ctx: Context, stamp: str) -> dict[str, Any]:
+def _lock_holder(ctx: Context, stamp: str) -> LockHolder:
     """Who holds the delivery lock: on a shared store the fleet's lock (any node), and this
     clone's lock file (this machine)."""
     fleet = views.fleet_lock(ctx.store, "delivery", stamp)
@@ -193,11 +269,11 @@ def _lock_holder(ctx: Context, stamp: str) -> dict[str, Any]:
     }
 
 
-def fleet_page(ctx: Context) -> dict[str, Any]:
+def fleet_page(ctx: Context) -> FleetPage:
     """Workers and their leases, the delivery lock, the oldest due job, hand edits."""
     stamp = now()
     moment = parse_time(stamp)
-    workers: dict[str, list[dict[str, Any]]] = {}
+    workers: dict[str, list[LeaseShown]] = {}
     for lease in views.live_leases(ctx.store, stamp):
         workers.setdefault(lease.owner, []).append(
             {

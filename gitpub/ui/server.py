@@ -23,12 +23,22 @@ import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlencode
 
 from gitpub.context import Context, open_context
 from gitpub.core.errors import InputError
 from gitpub.scan.sanitize import sanitize
+
+if TYPE_CHECKING:  # starlette and uvicorn are imported when a server starts, not before
+    import uvicorn
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from gitpub.ui.figures import Figures
+
+    Endpoint = Callable[[Request], Awaitable[Response]]
 
 T = TypeVar("T")
 COOKIE = "gitpub_ui_token"
@@ -61,15 +71,15 @@ class Reader:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitpub-reader")
         self._ctx: Context | None = None
 
-    def _with_context(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    def _with_context(self, fn: Callable[..., T], args: tuple[object, ...]) -> T:
         if self._ctx is None:
             self._ctx = open_context(self.root, need_remote=False)
         return fn(self._ctx, *args)
 
-    def call(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+    def call(self, fn: Callable[..., T], *args: object) -> Future[T]:
         return self._pool.submit(self._with_context, fn, args)
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+    async def run(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.wrap_future(self.call(fn, *args))
 
     def close(self) -> None:
@@ -85,11 +95,11 @@ class Reader:
 class Guard:
     """ASGI middleware: the host check on loopback, the token everywhere else."""
 
-    def __init__(self, app: Any, *, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, *, token: str | None) -> None:
         self.app = app
         self.token = token
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         from starlette.requests import Request
         from starlette.responses import PlainTextResponse, RedirectResponse
 
@@ -97,7 +107,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        refused: Any = None
+        refused: Response | None = None
         if self.token is None:
             if not is_loopback(_hostname(request.headers.get("host") or "")):
                 refused = PlainTextResponse("unknown host: this page answers 127.0.0.1", 421)
@@ -119,7 +129,7 @@ class Guard:
             return
         await self.app(scope, receive, send)
 
-    def _carries_token(self, request: Any) -> bool:
+    def _carries_token(self, request: Request) -> bool:
         assert self.token is not None
         cookie = request.cookies.get(COOKIE)
         bearer = request.headers.get("authorization", "")
@@ -139,13 +149,11 @@ def _same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
 
 
-def guarded(
-    endpoint: Callable[[Any], Awaitable[Any]],
-) -> Callable[[Any], Awaitable[Any]]:
+def guarded(endpoint: Endpoint) -> Endpoint:
     """An endpoint whose unexpected failure is one sanitized line on stderr and a plain 500,
     never a traceback with whatever it held."""
 
-    async def answer(request: Any) -> Any:
+    async def answer(request: Request) -> Response:
         from starlette.responses import PlainTextResponse
 
         try:
@@ -157,7 +165,7 @@ def guarded(
     return answer
 
 
-def metrics_app(reader: Reader, figures: Any, *, worker: bool, token: str | None) -> Any:
+def metrics_app(reader: Reader, figures: Figures, *, worker: bool, token: str | None) -> Guard:
     """An application that serves `/metrics` alone (a worker's)."""
     from starlette.applications import Starlette
     from starlette.routing import Route
@@ -168,10 +176,8 @@ def metrics_app(reader: Reader, figures: Any, *, worker: bool, token: str | None
     )
 
 
-def metrics_endpoint(
-    reader: Reader, figures: Any, *, worker: bool
-) -> Callable[[Any], Awaitable[Any]]:
-    async def endpoint(request: Any) -> Any:
+def metrics_endpoint(reader: Reader, figures: Figures, *, worker: bool) -> Endpoint:
+    async def endpoint(request: Request) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST
         from starlette.responses import Response
 
@@ -186,7 +192,9 @@ def metrics_endpoint(
 class Handle:
     """A running server: where it listens, and `close()`."""
 
-    def __init__(self, server: Any, thread: threading.Thread, sock: socket.socket, reader: Reader):
+    def __init__(
+        self, server: uvicorn.Server, thread: threading.Thread, sock: socket.socket, reader: Reader
+    ) -> None:
         self._server, self._thread, self._sock, self._reader = server, thread, sock, reader
         host, port = sock.getsockname()[:2]
         self.host: str = host
@@ -219,7 +227,7 @@ def exposure(host: str, token: str | None) -> None:
         )
 
 
-def start(app: Any, host: str, port: int, *, token: str | None, reader: Reader) -> Handle:
+def start(app: ASGIApp, host: str, port: int, *, token: str | None, reader: Reader) -> Handle:
     """Bind `host:port` (port 0: any free one) and serve `app` on a thread until closed."""
     import uvicorn
 

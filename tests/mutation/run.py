@@ -307,7 +307,7 @@ MUTANTS = (
     ),
     Mutant(
         "a hook template that starts Python",
-        "gitpub/sync/hooks/templates/reference-transaction",
+        "hooks/reference-transaction",
         "# gitpub's own updates (it sets GITPUB_WRITER",
         "python3 -c 'pass' 2>/dev/null || :\n# gitpub's own updates (it sets GITPUB_WRITER",
         (

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import re
+import tokenize
+from collections import Counter
 from pathlib import Path
 
 from testing.paths import ROOT
@@ -126,6 +128,30 @@ def test_no_function_over_sixty_lines() -> None:
     assert {k: v for k, v in long.items() if k not in STILL_LONG} == {}
     done = STILL_LONG - set(long)
     assert not done, f"split already, drop from STILL_LONG: {sorted(done)}"
+
+
+ANY_LIMIT = 110
+"""How many times the package may name `Any` outside its import lines: at the seams it says
+TypedDict, Literal, a Protocol, `JSON` (gitpub/core/jsonvalue.py) or `object` instead."""
+
+
+def _any_counts() -> Counter[str]:
+    """`Any` as a name in the code of each module (not in a comment or a string), import
+    lines left out."""
+    found: Counter[str] = Counter()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        with path.open("rb") as fh:
+            for tok in tokenize.tokenize(fh.readline):
+                if tok.type == tokenize.NAME and tok.string == "Any" and "import" not in tok.line:
+                    found[str(path.relative_to(PACKAGE.parent))] += 1
+    return found
+
+
+def test_any_stays_rare() -> None:
+    counts = _any_counts()
+    total = sum(counts.values())
+    top = ", ".join(f"{name} {n}" for name, n in counts.most_common(5))
+    assert total <= ANY_LIMIT, f"{total} Any (at most {ANY_LIMIT}); most in: {top}"
 
 
 def test_at_most_twelve_modules_at_the_package_root() -> None:

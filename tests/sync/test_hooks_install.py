@@ -188,7 +188,7 @@ def test_install_refuses_bad_places_with_one_line_and_writes_nothing(
     assert snapshot(folder) == before  # not even post-commit was written
 
 
-TEMPLATES = ROOT / "gitpub" / "sync" / "hooks" / "templates"
+TEMPLATES = ROOT / "hooks"  # the one copy, installed as the package gitpub.hooktemplates
 
 
 def test_templates_ship_as_package_data() -> None:
@@ -198,7 +198,20 @@ def test_templates_ship_as_package_data() -> None:
         assert text.startswith("#!/bin/sh\n") and hooks.HOOK_ID in text.splitlines()[1]
         assert text == (TEMPLATES / name).read_text().replace(hooks.MARKER, marker)
     setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert sorted(setup["package-data"]["gitpub.sync.hooks.templates"]) == sorted(hooks.HOOK_NAMES)
+    assert setup["package-dir"] == {"gitpub.hooktemplates": "hooks"}
+    assert sorted(setup["package-data"]["gitpub.hooktemplates"]) == sorted(hooks.HOOK_NAMES)
+    assert not (ROOT / "gitpub" / "hooktemplates").exists()  # one copy, no symlink
+
+
+def test_every_package_folder_is_listed_for_the_wheel() -> None:
+    """pyproject.toml lists the packages (the hook templates' mapping needs a list), so a new
+    room left out of it would be missing from every installed gitpub."""
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "gitpub").rglob("__init__.py")
+    }
+    assert set(setup["packages"]) == folders | {"gitpub.hooktemplates"}
 
 
 @pytest.mark.parametrize("shell", ["dash", "bash"])

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
 
 from gitpub.scan.sanitize import sanitize, sanitize_name, sanitize_obj
 
 
-def emit_json(obj: Any) -> None:
+def emit_json(obj: object) -> None:
     # Value by value, keys included: a field name of ours ("idempotency_key") is no context
     # that turns the request id beside it into a finding.
     plain = json.loads(json.dumps(obj, default=str))

@@ -6,7 +6,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from gitpub import intake
 from gitpub.cli.commands.output import emit_json, say
@@ -188,7 +187,7 @@ def show(path: Path, *, job_id: str | None, as_json: bool, key: str | None = Non
                 say(f"  {step}")  # never wrapped: each line is one command
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
     return str(value)

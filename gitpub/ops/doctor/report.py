@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from gitpub import scan
 from gitpub.core import crash
@@ -17,6 +17,24 @@ class ProblemsFound(GitpubError):
     """doctor found something wrong; the report is already printed."""
 
 
+class PublicFinding(TypedDict):
+    check: str
+    status: str
+    message: str
+    hint: str | None
+
+
+class PublicReport(TypedDict):
+    """What `doctor --json` prints."""
+
+    ok: bool
+    problems: int
+    warnings: int
+    findings: list[PublicFinding]
+    crash_points: list[str]
+    ruleset: dict[str, object]
+
+
 @dataclass(frozen=True)
 class Finding:
     check: str
@@ -24,7 +42,7 @@ class Finding:
     message: str
     hint: str | None = None
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> PublicFinding:
         return {
             "check": self.check,
             "status": self.status,
@@ -43,7 +61,7 @@ class Report:
     def count(self, status: str) -> int:
         return sum(1 for f in self.findings if f.status == status)
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> PublicReport:
         return {
             "ok": self.count(PROBLEM) == 0,
             "problems": self.count(PROBLEM),

@@ -57,7 +57,7 @@ def default_marker() -> Path:
 
 
 def render(name: str, marker: Path) -> bytes:
-    templates = importlib.resources.files("gitpub.sync.hooks.templates")
+    templates = importlib.resources.files("gitpub.hooktemplates")
     text = templates.joinpath(name).read_text("utf-8")
     quoted = str(marker).replace("'", "'\\''")  # the template puts it in single quotes
     return text.replace(MARKER, quoted).encode("utf-8")
