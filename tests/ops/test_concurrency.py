@@ -6,13 +6,16 @@ opened for appending, so the file's order is the order in which they happened.""
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from testing.fixtures import CONFIG, Blog, article, make_blog
-from testing.jobs import PUSH_LOG_HOOK, distinct, pushes
+from testing.fixtures import CONFIG, Blog, article, make_blog, wait_for
+from testing.jobs import PUSH_LOG_HOOK, assert_exactly_once, counting_blog, distinct, drafts, pushes
 
 from gitpub import Publisher
 from gitpub.core.errors import InputError
@@ -111,6 +114,47 @@ def test_a_job_is_judged_against_the_article_of_one_prepared_beside_it(tmp_path:
     assert twin["job"]["state"] in ("SKIPPED", "REVIEW"), twin["events"]
     assert published["target_path"] in json.dumps(twin["events"][-1]["detail"])
     assert blog.commits_with_job(second) == 0
+
+
+def _set_lease(blog: Blog, job_id: str, owner: str, token: str, expires: str) -> None:
+    """What another worker's claim (or the end of its lease) writes in the job's row."""
+    with sqlite3.connect(blog.root / ".git" / "blogpub" / "state.sqlite3", timeout=30) as db:
+        db.execute(
+            "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
+            " WHERE job_id = ?",
+            (owner, token, expires, job_id),
+        )
+
+
+def test_a_lost_lease_stops_only_its_own_job(tmp_path: Path) -> None:
+    blog, draft_log = counting_blog(tmp_path)
+    release = tmp_path / "release-the-drafts"
+    ids = [
+        blog.submit(f"k{i}", article(f"Lease {i}", distinct(i) + f" waitfor:{release}"))
+        for i in range(3)
+    ]
+    env = {**os.environ, "DRAFT_LOG": str(draft_log)}
+    argv = [sys.executable, "-m", "gitpub", "-C", str(blog.root), "run", "--until-idle"]
+    worker = subprocess.Popen(
+        [*argv, "--concurrency", "3"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    wait_for(lambda: len(drafts(draft_log)) == 3, "three drafts running at once")
+    stolen = ids[1]
+    _set_lease(blog, stolen, "another-node:1", "taken", "9999-01-01T00:00:00.000000Z")
+    release.write_text("")
+    _, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    # The two others went on and out, together; the stolen one is its new holder's.
+    for job_id in (ids[0], ids[2]):
+        assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
+    assert len(pushes(blog)) == 1
+    assert blog.job(stolen)["job"]["state"] == "PREPARING"
+    assert blog.commits_with_job(stolen) == 0
+    # Its holder never comes back: once the lease ran out, the next worker finishes it with
+    # the answer the draft left in its spool, never drafting it twice.
+    _set_lease(blog, stolen, "another-node:1", "taken", "2000-01-01T00:00:00.000000Z")
+    blog.ok("run", "--until-idle", env={"DRAFT_LOG": str(draft_log)})
+    assert_exactly_once(blog, ids, draft_log, batches=2)
 
 
 @pytest.mark.parametrize(
