@@ -724,7 +724,8 @@ MUTANTS = (
     Mutant(
         "the Python API runs the jobs alone",
         "gitpub/api.py",
-        "        return [j.public() for j in runner.run(self.path, until_idle=True)]\n",
+        "        return [j.public() for j in runner.run(self.path, until_idle=True, "
+        "concurrency=concurrency)]\n",
         "        from gitpub.context import open_context\n"
         "        from gitpub.ops import worker\n\n"
         "        with open_context(self.path) as ctx:\n"
