@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gitpub import intake
 from gitpub.context import Context, open_context
-from gitpub.core.errors import SecretsFound
+from gitpub.core.errors import InputError, SecretsFound
 from gitpub.ops import runner
 from gitpub.scan.sanitize import sanitize_name
 from gitpub.store import jobs
@@ -114,11 +114,14 @@ class Publisher:
         with self._open() as ctx:
             return jobs.require(ctx.store, job_id).public()
 
-    def run_until_idle(self) -> list[PublicJob]:
+    def run_until_idle(self, *, concurrency: int = runner.CONCURRENCY) -> list[PublicJob]:
         """Work in this process until nothing is due: the pass `git blogpub run --until-idle`
         makes (recovery, due jobs, the review watch, hand edits, takedowns); the jobs it
-        touched, each in its last state."""
-        return [j.public() for j in runner.run(self.path, until_idle=True)]
+        touched, each in its last state. Up to `concurrency` jobs are prepared at once (`run
+        --concurrency`); 1 prepares them one after another."""
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise InputError(f"concurrency must be a whole number from 1, got {concurrency!r}")
+        return [j.public() for j in runner.run(self.path, until_idle=True, concurrency=concurrency)]
 
     def kick(self) -> None:
         """Start `git blogpub run --until-idle` as a detached process and return at once.

@@ -17,6 +17,7 @@ from gitpub.store.db import SqliteStore, Store, database_file
 from gitpub.store.errors import Unavailable
 
 if TYPE_CHECKING:
+    from gitpub.core.throttle import Throttle
     from gitpub.store.pg import PgStore
 
 
@@ -31,6 +32,18 @@ class Context:
         # judge's 3-grams, sealed articles already read): gone with the Context, never shared
         # by two repositories in one long-lived process.
         self.memos: dict[str, object] = {}
+        self._throttle: Throttle | None = None
+
+    @property
+    def throttle(self) -> Throttle:
+        """What holds this worker's external steps to `[steps] concurrency` and `rate`: one
+        for the Context and every `sibling` of it. Made on first use: `submit` and `status`
+        run no step and import no `threading`."""
+        if self._throttle is None:
+            from gitpub.core.throttle import Throttle
+
+            self._throttle = Throttle()
+        return self._throttle
 
     @property
     def state_dir(self) -> Path:
@@ -79,6 +92,19 @@ def open_context(path: Path, *, need_remote: bool = True) -> Context:
     store = open_shared(repo, cfg) if cfg.store_url is not None else open_store(state)
     fleet = store.fleet if store.shared else None
     return Context(repo=repo, config=cfg, store=store, locks=Locks(state / "locks", fleet))
+
+
+def sibling(ctx: Context) -> Context:
+    """The same repository, config, locks and throttle on connections of its own, for another
+    thread: a store connection (and a pygit2 handle) is never shared between threads. Open it
+    in the thread that uses it, and close it there."""
+    repo = Repo(ctx.repo.root, ctx.repo.common_dir)
+    cfg = ctx.config
+    store = open_shared(repo, cfg) if ctx.store.shared else open_store(repo.state_dir)
+    fleet = store.fleet if store.shared else None
+    twin = Context(repo=repo, config=cfg, store=store, locks=Locks(ctx.locks.dir, fleet))
+    twin._throttle = ctx.throttle
+    return twin
 
 
 def require_remote(repo: Repo, cfg: Config) -> None:

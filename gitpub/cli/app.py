@@ -140,6 +140,13 @@ def topic_reopen(root: Path, session: str) -> None:
 @cli.command()
 @click.option("--until-idle", is_flag=True, help="Exit 0 once nothing is due.")
 @click.option("--interval", default=30.0, type=click.FloatRange(min=0.01), show_default=True)
+@click.option(
+    "--concurrency",
+    default=4,
+    type=click.IntRange(1, 64),
+    show_default=True,
+    help="Jobs prepared at once, each under its own lease (1: one after another).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print no line per state change.")
 @click.option(
     "--metrics",
@@ -150,12 +157,24 @@ def topic_reopen(root: Path, session: str) -> None:
 )
 @click.pass_obj
 def run(
-    root: Path, until_idle: bool, interval: float, quiet: bool, metrics: tuple[str, int] | None
+    root: Path,
+    until_idle: bool,
+    interval: float,
+    concurrency: int,
+    quiet: bool,
+    metrics: tuple[str, int] | None,
 ) -> None:
     """Worker: prepare, commit and deliver due jobs; one line per state change."""
     from gitpub.cli.commands import run as cmd
 
-    cmd.main(root, until_idle=until_idle, interval=interval, quiet=quiet, metrics=metrics)
+    cmd.main(
+        root,
+        until_idle=until_idle,
+        interval=interval,
+        concurrency=concurrency,
+        quiet=quiet,
+        metrics=metrics,
+    )
 
 
 @cli.command()

@@ -89,6 +89,22 @@ class StepsConfig:
     similarity_skip: float = 0.85  # at or above: a new article duplicates another one
     similarity_update: float = 0.5  # at or above (and below skip): the score is recorded
     similar: str = "record"  # "record" or "review": what a recorded similar score does
+    # External steps of one worker at once (None: as many as it prepares at once), and how
+    # often one may start ("60/min"; None: no limit): for model APIs with quotas.
+    concurrency: int | None = None
+    rate: str | None = None
+
+    @property
+    def start_spacing(self) -> float:
+        """Seconds between two starts of external steps under `rate` (0: no limit)."""
+        if self.rate is None:
+            return 0.0
+        count, _, unit = self.rate.partition("/")
+        return RATE_UNITS[unit] / float(count)
+
+
+RATE_UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0}
+"""The units of `[steps] rate`, in seconds."""
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 
 from gitpub.config import (
@@ -12,6 +13,7 @@ from gitpub.config import (
     HAND_EDITS,
     IDENT,
     MAX_SECONDS,
+    RATE_UNITS,
     FontsConfig,
     GcConfig,
     PublishConfig,
@@ -332,6 +334,8 @@ def steps(path: Path, data: object, base: StepsConfig) -> StepsConfig:
             "similarity_skip",
             "similarity_update",
             "similar",
+            "concurrency",
+            "rate",
         }
     )
     review_raw = r.data.get("review", [list(a) for a in base.review])
@@ -350,7 +354,31 @@ def steps(path: Path, data: object, base: StepsConfig) -> StepsConfig:
         similarity_skip=r.number("similarity_skip", base.similarity_skip, hi=1.0),
         similarity_update=r.number("similarity_update", base.similarity_update, hi=1.0),
         similar=r.choice("similar", base.similar, SIMILAR),
+        concurrency=(
+            r.integer("concurrency", 1, lo=1, hi=MAX_STEPS_AT_ONCE)
+            if "concurrency" in r.data
+            else base.concurrency
+        ),
+        rate=_rate(path, r.data["rate"]) if "rate" in r.data else base.rate,
     )
+
+
+MAX_STEPS_AT_ONCE = 256
+
+_RATE = re.compile(r"([1-9][0-9]{0,5})/([a-z]+)", re.ASCII)
+
+
+def _rate(path: Path, value: object) -> str:
+    """`[steps] rate`: a count of starts per unit, "60/min" or "5/s"; checked here so that
+    `StepsConfig.start_spacing` never divides by zero or meets a unit it lacks."""
+    found = _RATE.fullmatch(value) if isinstance(value, str) else None
+    if found is None or found[2] not in RATE_UNITS:
+        shown = repr(value[:60]) if isinstance(value, str) else type(value).__name__
+        raise ConfigError(
+            f"{path}: steps.rate must be a whole count of starts per s, min or h, such as "
+            f'"60/min" or "5/s", got {shown}'
+        )
+    return str(value)
 
 
 def retry(path: Path, data: object) -> RetryConfig:

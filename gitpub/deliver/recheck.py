@@ -92,6 +92,7 @@ def judge(ctx: Context, job: Job, delta: Delta, candidate: str) -> dict[str, obj
         beat_every=lease / 8,
         spool=spool_dir(ctx, job, delta),
         memos=ctx.memos,
+        throttle=ctx.throttle,
     )
     steps.check_judge(answer, "recheck")
     return answer

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitpub import config, trust
-from gitpub.context import Context, open_context, open_store
+from gitpub.context import Context, open_context, open_store, sibling
 from gitpub.core.errors import ConfigError, GitCommandError, GitpubError
 from gitpub.core.states import State
 from gitpub.deliver import batch, review, withdrawn
@@ -28,6 +28,10 @@ from gitpub.store.jobs import Event, Job
 from gitpub.sync import edits as external
 
 INTERRUPTED = tuple(s for s in worker.ACTIVE if s is not State.RECEIVED)
+
+CONCURRENCY = 4
+"""Jobs a worker prepares at once unless told (`run --concurrency`): a model-backed draft
+waits on its API, not on this machine, so a few overlap on any machine."""
 
 Tell = Callable[[str], None]
 
@@ -41,14 +45,14 @@ def interrupted(ctx: Context) -> tuple[str, ...]:
     return reads.ids_in(ctx.store, INTERRUPTED)
 
 
-def recover(ctx: Context, ids: tuple[str, ...]) -> list[Job]:
+def recover(ctx: Context, ids: tuple[str, ...], concurrency: int = 1) -> list[Job]:
     """Start-up reconcile: register hand edits no hint announced, and finish every job that
     a dead worker left mid-way. Nothing here trusts memory: the store and git decide."""
     external.scan(ctx)
     if not ids:
         return []
     settle_interrupted_commits(ctx, worker.owner_name())
-    return worker.run_until_idle(ctx, only=ids)
+    return worker.run_until_idle(ctx, only=ids, concurrency=concurrency)
 
 
 def moves_since(ctx: Context, touched: Iterable[Job], since: str) -> list[str]:
@@ -85,6 +89,7 @@ class Runner:
     warn: Tell = _silent
     said: set[str] = field(default_factory=set)
     fetched_at: float = 0.0
+    concurrency: int = CONCURRENCY  # jobs prepared at once
 
     def run(self, *, until_idle: bool, interval: float) -> list[Job]:
         """Work until nothing is due (`until_idle`) or forever, a pass every `interval`
@@ -95,7 +100,7 @@ class Runner:
             self._warn_untrusted(ctx)
             errors: list[str] = []
             ids = interrupted(ctx)
-            recovery, recovered = self._background_recovery(ids, errors)
+            recovery, recovered = self._background_recovery(ctx, ids, errors)
             while True:
                 # The recovering jobs are the recovery thread's while it runs; new work is ours.
                 skip = frozenset(ids) if recovery.is_alive() else frozenset()
@@ -117,7 +122,7 @@ class Runner:
         external.register_hints(ctx)
         # Merges people made of review branches first: a job they settle is never pushed again.
         touched = review.watch(ctx)
-        touched += worker.run_until_idle(ctx, skip=skip)
+        touched += worker.run_until_idle(ctx, skip=skip, concurrency=self.concurrency)
         sent = external.deliver(ctx)
         for line in sent.pushed:
             self.tell(line)
@@ -146,16 +151,18 @@ class Runner:
             self.warn(f"git blogpub: fetch for takedowns failed: {exc.message}")
 
     def _background_recovery(
-        self, ids: tuple[str, ...], errors: list[str]
+        self, main: Context, ids: tuple[str, ...], errors: list[str]
     ) -> tuple[threading.Thread, list[Job]]:
         """Recovery on its own connection and thread, so a long one (a slow external step
-        being adopted, a big repository scan) never delays the jobs submitted meanwhile."""
+        being adopted, a big repository scan) never delays the jobs submitted meanwhile. It
+        shares the worker's throttle: `[steps] concurrency` counts its steps too."""
         recovered: list[Job] = []
+        main.throttle  # noqa: B018 - made here, before two threads could each make one
 
         def work() -> None:
             try:
-                with open_context(self.path) as ctx:
-                    recovered.extend(recover(ctx, ids))
+                with sibling(main) as ctx:
+                    recovered.extend(recover(ctx, ids, self.concurrency))
             except GitpubError as exc:
                 errors.append(exc.message)
             except Exception as exc:  # noqa: BLE001 - a thread's error must not print a traceback
@@ -208,6 +215,8 @@ def run(
     interval: float = 30.0,
     tell: Tell = _silent,
     warn: Tell = _silent,
+    concurrency: int = CONCURRENCY,
 ) -> list[Job]:
-    """The worker, as every door runs it."""
-    return Runner(path, tell=tell, warn=warn).run(until_idle=until_idle, interval=interval)
+    """The worker, as every door runs it; up to `concurrency` jobs are prepared at once."""
+    runner = Runner(path, tell=tell, warn=warn, concurrency=concurrency)
+    return runner.run(until_idle=until_idle, interval=interval)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gitpub import prepare
 from gitpub.context import Context
@@ -19,6 +21,11 @@ from gitpub.store import jobs, leases, reads
 from gitpub.store.db import now
 from gitpub.store.errors import StoreError
 from gitpub.store.jobs import Job, LeaseLost
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from gitpub.ops.crew import Crew
 
 ACTIVE = (
     State.RECEIVED,
@@ -50,17 +57,17 @@ def due_job_ids(ctx: Context, only: tuple[str, ...] = ()) -> list[str]:
 COMMITTABLE = (State.READY_TO_COMMIT, State.LOCAL_COMMITTING)
 
 
-def advance(ctx: Context, job_id: str, owner: str) -> Job | None:
+def advance(ctx: Context, job_id: str, owner: str, turn: prepare.Turn | None = None) -> Job | None:
     """Claim the job and move it as far as it goes on its own: prepared (or rechecked), not
     yet committed. None when another worker has it. The caller holds the lease of the job
     returned: it releases it, or hands the job on to the round's commit and delivery
-    (`_Round`)."""
+    (`_Round`). `turn`: see `prepare.prepare`."""
     lease = ctx.config.retry.lease_seconds
     job = leases.claim(ctx.store, job_id, owner, lease)
     if job is None:
         return None  # lost the claim race: normal concurrency, not an error
     try:
-        return _drive(ctx, job, lambda j: leases.checkpoint(ctx.store, j, lease))
+        return _drive(ctx, job, lambda j: leases.checkpoint(ctx.store, j, lease), turn)
     except LeaseLost:
         return None  # our lease was taken: stop here, without side effects
     except BaseException:
@@ -74,7 +81,9 @@ def _release(ctx: Context, job: Job) -> None:
         leases.release(ctx.store, current)
 
 
-def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
+def _drive(
+    ctx: Context, job: Job, renew: Callable[[Job], Job], turn: prepare.Turn | None = None
+) -> Job:
     """Prepare and recheck: everything up to the commit and delivery, which the jobs of a
     round share (`_Round.flush`)."""
     if job.state in (State.LOCAL_COMMITTING, State.RECOVERING):
@@ -88,35 +97,50 @@ def _drive(ctx: Context, job: Job, renew: Callable[[Job], Job]) -> Job:
             job = jobs.transition(ctx.store, job, State.RECEIVED, "schedule:due", {"at": now()})
             crash.point("after_schedule_due")
         elif state in (State.RECEIVED, State.PREPARING):
-            job = prepare.prepare(ctx, job, renew)
+            job = prepare.prepare(ctx, job, renew, turn)
         elif state is State.RECHECK_CANDIDATES:
             job = relay.resume_recheck(ctx, job)
         else:
             return job
 
 
-class _Round:
-    """One pass over the due jobs: each is prepared in turn, then those ready are committed
-    together and delivered together, as one batch."""
+PREPARED = (State.SCHEDULED, State.RECEIVED, State.PREPARING)
+"""The states a crew's thread takes a job in: its prepare is what overlaps (`crew`)."""
 
-    def __init__(self, ctx: Context, owner: str, deliver: bool) -> None:
-        self.ctx, self.owner, self.deliver = ctx, owner, deliver
+
+class _Round:
+    """One pass over the due jobs: each is prepared in turn (with a crew, up to its size at
+    once), then those ready are committed together and delivered together, as one batch."""
+
+    def __init__(self, ctx: Context, owner: str, deliver: bool, crew: Crew | None = None) -> None:
+        self.ctx, self.owner, self.deliver, self.crew = ctx, owner, deliver, crew
         self.touched: dict[str, Job] = {}
         self.unmoved: set[str] = set()
         self.ready: dict[str, Job] = {}  # job id → job, in delivery order
         self.targets: set[str] = set()  # the articles the ready jobs write
+        self.handed: deque[tuple[str, Future[Job | None]]] = deque()  # with the crew, in order
 
     def take(self, job_id: str) -> None:
         current = jobs.get(self.ctx.store, job_id)
-        if (
-            current is not None
-            and current.state is State.RECEIVED
-            and current.requested_target in self.targets
-        ):
-            # A revision of an article still on its way (`--target` names it): deliver that
-            # one first, so this job's snapshot holds it and the revision is an UPDATE.
-            self.flush()
-        job = self._guarded(job_id, lambda: advance(self.ctx, job_id, self.owner))
+        if current is not None and current.state is State.RECEIVED and current.requested_target:
+            self.settle()  # a job prepared meanwhile may write that very article
+            if current.requested_target in self.targets:
+                # A revision of an article still on its way (`--target` names it): deliver
+                # that one first, so this job's snapshot holds it and the revision is an UPDATE.
+                self.flush()
+        if self.crew is not None and current is not None and current.state in PREPARED:
+            self.handed.append((job_id, self.crew.hand(job_id)))
+            return
+        self.settle()  # the jobs handed out before this one are taken back first
+        self._taken(job_id, self._guarded(job_id, lambda: advance(self.ctx, job_id, self.owner)))
+
+    def settle(self) -> None:
+        """Take back every job handed to the crew, in the order they were handed out."""
+        while self.handed:
+            job_id, future = self.handed.popleft()
+            self._taken(job_id, self._guarded(job_id, future.result))
+
+    def _taken(self, job_id: str, job: Job | None) -> None:
         if job is None:
             return
         wanted = set(COMMITTABLE) | (relay.DELIVERABLE if self.deliver else set())
@@ -132,6 +156,7 @@ class _Round:
 
     def flush(self) -> None:
         """Commit the ready jobs together, then deliver them together."""
+        self.settle()
         ready, self.ready, self.targets = list(self.ready.values()), {}, set()
         if not ready:
             return
@@ -227,17 +252,41 @@ def run_until_idle(
     only: tuple[str, ...] = (),
     skip: frozenset[str] = frozenset(),
     deliver: bool = True,
+    concurrency: int = 1,
 ) -> list[Job]:
     """Advance every due job until nothing is due; returns the jobs touched, last state each.
-    With deliver=False jobs stop once committed locally (the demo stages races with it)."""
+    With deliver=False jobs stop once committed locally (the demo stages races with it).
+    `concurrency`: how many jobs are prepared at once (1: one after another, on this thread)."""
     owner = owner or owner_name()
+    if concurrency <= 1:
+        return _passes(ctx, owner, only, skip, deliver, None)
+    from gitpub.ops.crew import Crew  # threads only for a worker that overlaps prepares
+
+    crew = Crew(ctx, concurrency, lambda c, job_id, turn: advance(c, job_id, owner, turn))
+    try:
+        touched = _passes(ctx, owner, only, skip, deliver, crew)
+    except BaseException:
+        crew.close(wait=False)
+        raise
+    crew.close()
+    return touched
+
+
+def _passes(
+    ctx: Context,
+    owner: str,
+    only: tuple[str, ...],
+    skip: frozenset[str],
+    deliver: bool,
+    crew: Crew | None,
+) -> list[Job]:
     touched: dict[str, Job] = {}
     unmoved: set[str] = set()
     while True:
         ids = [i for i in due_job_ids(ctx, only) if i not in unmoved and i not in skip]
         if not ids:
             return list(touched.values())
-        round_ = _Round(ctx, owner, deliver)
+        round_ = _Round(ctx, owner, deliver, crew)
         for job_id in ids:
             round_.take(job_id)
         round_.flush()

@@ -268,7 +268,11 @@ class Preparer(Recorder):
             return Outcome(ruled.state, ruled.reason)
         return verdict
 
+    turn: Turn | None = None  # see `prepare`
+
     def judge(self, path: str, text: str, existing: Mapping[str, bytes]) -> dict[str, Any]:
+        if self.turn is not None:
+            self.turn(self.beat)
         waiting = queued.articles(self.ctx, self.job, path)
         articles = similarity_index.pool(self.ctx, existing, path, text, waiting, self.beat)
         request = {
@@ -350,10 +354,22 @@ class Preparer(Recorder):
         return Outcome(State.READY_TO_COMMIT)
 
 
-def prepare(ctx: Context, job: Job, heartbeat: Callable[[Job], Job]) -> Job:
+Turn = Callable[[Callable[[], None]], None]
+"""Waits until the jobs ahead of this one in its worker's round are prepared, calling its
+argument (the job's heartbeat) while it waits."""
+
+
+def prepare(
+    ctx: Context, job: Job, heartbeat: Callable[[Job], Job], turn: Turn | None = None
+) -> Job:
     """RECEIVED or PREPARING → READY_TO_COMMIT, REVIEW or SKIPPED: the outcome commits in
-    one transaction with the records of the steps it rests on."""
+    one transaction with the records of the steps it rests on.
+
+    `turn`, when jobs are prepared at once (`run --concurrency`): the judge waits for it, so
+    each job is judged against the articles every job ahead of it brings, as when they are
+    prepared one by one (`queued`); the draft before it runs at the same time as theirs."""
     preparer = Preparer(ctx, job, heartbeat)
+    preparer.turn = turn
     if job.state is State.RECEIVED:
         # Committed with the first durable record: a job killed while only built-in steps
         # ran is still RECEIVED, and simply prepared again.

@@ -73,6 +73,7 @@ def run_external(
     beat_every: float = 30.0,
     spool: Path | None = None,
     landing: Landing | None = None,
+    starting: Callable[[], object] | None = None,
 ) -> dict[str, Any]:
     """Run one external step and return its JSON object answer, or raise StepFailed.
 
@@ -80,8 +81,9 @@ def run_external(
     command runs in its own session: if this process dies mid-step, the command runs on to
     its end, and the next worker adopts its answer instead of paying for the step again.
     With `landing` (the shared store), the answer is also landed in the store, so a worker
-    on another node adopts it too."""
-    run = _Run(name, argv, request, cwd, timeout, heartbeat, beat_every, landing)
+    on another node adopts it too. `starting` is called right before a command starts (not
+    when a running one is adopted): the throttle's rate."""
+    run = _Run(name, argv, request, cwd, timeout, heartbeat, beat_every, landing, starting)
     if spool is None:
         with tempfile.TemporaryDirectory(prefix="gitpub-step-") as tmp:
             return _run_spooled(run, Path(tmp))
@@ -97,10 +99,11 @@ class _Run(NamedTuple):
     heartbeat: Callable[[], None] | None
     beat_every: float
     landing: Landing | None
+    starting: Callable[[], object] | None
 
 
 def _run_spooled(run: _Run, spool: Path) -> dict[str, Any]:
-    name, argv, request, cwd, timeout, heartbeat, beat_every, landing = run
+    name, argv, request, cwd, timeout, heartbeat, beat_every, landing, starting = run
     spool.mkdir(parents=True, exist_ok=True)
     pid_file, out, err, status = (spool / n for n in ("pid", "stdout", "stderr", "status"))
     if (spool / "request.json").exists() and not pid_file.exists():
@@ -125,11 +128,13 @@ def _run_spooled(run: _Run, spool: Path) -> dict[str, Any]:
         if status.is_file():
             return _answer(name, status, out, err)
         # It died without an exit status (killed with us, say): run it again.
+    landed = None if landing is None else landing.adopt(timeout, heartbeat, beat_every)
+    if landed is not None:
+        return _adopted(name, landed)
+    if starting is not None:
+        starting()
     env = None
     if landing is not None:
-        landed = landing.adopt(timeout, heartbeat, beat_every)
-        if landed is not None:
-            return _adopted(name, landed)
         env = {**os.environ, **landing.begin(f"{socket.gethostname()}:{os.getpid()}")}
     for stale in (pid_file, out, err, status):
         stale.unlink(missing_ok=True)

@@ -116,6 +116,7 @@ class Recorder:
             allow=self.allow,
             landing=self._landing(spool or kind),
             memos=self.ctx.memos,
+            throttle=self.ctx.throttle,
         )
 
     def _spool(self, kind: str) -> Path:

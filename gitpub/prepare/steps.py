@@ -8,6 +8,7 @@ from typing import Any
 
 from gitpub.config import StepsConfig, StepSpec
 from gitpub.context import memo
+from gitpub.core.throttle import Throttle
 from gitpub.prepare import builtins
 from gitpub.prepare.landing import Landing
 from gitpub.prepare.protocol import StepFailed, expect_fields, run_external
@@ -55,27 +56,39 @@ def call(
     allow: Iterable[str] = (),
     landing: Landing | None = None,
     memos: dict[str, object] | None = None,
+    throttle: Throttle | None = None,
 ) -> dict[str, Any]:
     """`allow` (fingerprints a person allowed) reaches the built-in secrets gate only: the
     step protocol of external commands stays `{"path", "text"}`. `memos`: the Context's, where
-    built-in steps keep what outlives one job (the similarity judge's 3-grams)."""
+    built-in steps keep what outlives one job (the similarity judge's 3-grams). `throttle`:
+    the worker's, holding external steps to `[steps] concurrency` and `rate`."""
     if isinstance(spec, str):
         name = spec.removeprefix("builtin:")
         return _builtin(name, kind, cfg, allow, {} if memos is None else memos)(request)
     # Before anything starts (no spool, no checkpoint): a refused step leaves nothing that
     # could answer for it once the node allows it and the job is retried.
     gate.require(kind, spec)
-    return run_external(
-        kind,
-        spec,
-        request,
-        cwd=cwd,
-        timeout=cfg.timeout,
-        heartbeat=heartbeat,
-        beat_every=beat_every,
-        spool=spool,
-        landing=landing,
-    )
+    throttle = throttle or Throttle()
+    beat = heartbeat or _nothing
+    with throttle.place(cfg.concurrency, beat, beat_every):
+        return run_external(
+            kind,
+            spec,
+            request,
+            cwd=cwd,
+            timeout=cfg.timeout,
+            heartbeat=heartbeat,
+            beat_every=beat_every,
+            spool=spool,
+            landing=landing,
+            # Only a step that really starts waits for the rate: adopting the answer of one
+            # a dead worker started costs the API nothing.
+            starting=lambda: throttle.start(cfg.start_spacing, beat, beat_every),
+        )
+
+
+def _nothing() -> None:
+    return None
 
 
 def check_draft(answer: Mapping[str, Any]) -> None:

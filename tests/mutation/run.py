@@ -37,6 +37,7 @@ PLACEMENT = "tests/scan/test_scan_placement.py::"
 WORKFLOWS = "tests/deliver/test_workflows.py::"
 COMPOSE = "tests/deliver/test_compose.py::"
 MODEL = "tests/model/test_promise_model.py::"
+CONCURRENCY = "tests/ops/test_concurrency.py::"
 MODEL_FONTS = MODEL + "test_the_promise_holds_on_a_blog_with_fonts"
 STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
 
@@ -376,6 +377,20 @@ MUTANTS = (
         ("tests/deliver/test_batch.py::test_one_text_under_two_keys_in_one_batch_publishes_once",),
     ),
     Mutant(
+        "the external steps of a worker run past [steps] concurrency",
+        "gitpub/prepare/steps.py",
+        "    with throttle.place(cfg.concurrency, beat, beat_every):\n",
+        "    with throttle.place(None, beat, beat_every):\n",
+        (CONCURRENCY + "test_steps_concurrency_one_caps_overlap_at_one",),
+    ),
+    Mutant(
+        "a job prepared beside an earlier one is judged without its article",
+        "gitpub/prepare/__init__.py",
+        "        if self.turn is not None:\n            self.turn(self.beat)\n",
+        "        pass\n",
+        (CONCURRENCY + "test_a_job_is_judged_against_the_article_of_one_prepared_beside_it",),
+    ),
+    Mutant(
         "a revision rides in the batch of the article it revises",
         "gitpub/ops/worker.py",
         "            self.flush()\n",
@@ -709,7 +724,8 @@ MUTANTS = (
     Mutant(
         "the Python API runs the jobs alone",
         "gitpub/api.py",
-        "        return [j.public() for j in runner.run(self.path, until_idle=True)]\n",
+        "        return [j.public() for j in runner.run(self.path, until_idle=True, "
+        "concurrency=concurrency)]\n",
         "        from gitpub.context import open_context\n"
         "        from gitpub.ops import worker\n\n"
         "        with open_context(self.path) as ctx:\n"

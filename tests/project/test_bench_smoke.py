@@ -163,3 +163,13 @@ def test_ui_benchmark_times_every_request(tmp_path: Path) -> None:
         "fleet",
         "metrics, again",
     ]
+
+
+def test_concurrency_benchmark_overlaps_drafts_and_pushes_once(tmp_path: Path) -> None:
+    out = _run(tmp_path, "bench_concurrency.py", "--jobs", "3", "--seconds", "0.1", "--reps", "1")
+    rows = {
+        line.split()[0]: line.split() for line in out.splitlines() if line[:3].strip().isdigit()
+    }
+    assert set(rows) == {"1", "4"}
+    # Columns: N, drafting s, run s, at once, pushes, ratio. One push each (checked inside too).
+    assert rows["1"][3] == "1" and rows["1"][4] == "1" and rows["4"][4] == "1"

@@ -27,11 +27,13 @@ def main(
     *,
     until_idle: bool,
     interval: float,
+    concurrency: int = runner.CONCURRENCY,
     quiet: bool = False,
     metrics: tuple[str, int] | None = None,
 ) -> None:
     """The worker: every state change it makes is one line on stdout unless `quiet`; with
-    `metrics`, `/metrics` is served on that address while it runs."""
+    `metrics`, `/metrics` is served on that address while it runs; up to `concurrency` jobs
+    are prepared at once."""
     with contextlib.ExitStack() as stack:
         if metrics is not None:
             from gitpub.ui import metrics as exposition
@@ -43,6 +45,7 @@ def main(
             path,
             until_idle=until_idle,
             interval=interval,
+            concurrency=concurrency,
             tell=(lambda line: None) if quiet else say,
             warn=warn,
         )
