@@ -24,6 +24,17 @@ from testing.fuzzing import (  # hooks: the counts of inputs tried, per door
     pytest_testnodedown,  # noqa: F401
 )
 
+# The suite starts thousands of gitpub processes; each imports ~150 modules. Where the
+# environment forbids bytecode files (PYTHONDONTWRITEBYTECODE, as some images set), every one of
+# them would compile those modules from source again: more than half of what a short `run`
+# costs. The processes the suite starts write their bytecode to one folder outside the source
+# tree instead (a caller's PYTHONPYCACHEPREFIX is kept), so each module is compiled once.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ.setdefault(
+    "PYTHONPYCACHEPREFIX",
+    os.path.join(tempfile.gettempdir(), f"gitpub-tests-pycache-{os.getuid()}"),
+)
+
 # The fuzz tests' hypothesis profile (bounded, derandomized, no database in the tree); the
 # hooks imported above count and report the inputs tried per door.
 fuzzing.register()

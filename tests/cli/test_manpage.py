@@ -29,7 +29,7 @@ def test_git_blogpub_help_opens_the_installed_manual(tmp_path: Path) -> None:
     # way a user does, with no MANPATH: man finds <prefix>/share/man from <prefix>/bin on PATH.
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md", "gitpub", "docs"):
+    for name in ("pyproject.toml", "README.md", "gitpub", "hooks", "docs"):
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, src / name, symlinks=True)
         else:
