@@ -14,10 +14,6 @@ import time as _system
 from collections.abc import Callable, Iterator
 
 
-def _nothing() -> None:
-    return None
-
-
 class Throttle:
     """Shared by every thread of one worker that runs external steps (see
     `gitpub.context.sibling`). `now` and `sleep` are the clock it spaces starts by: the
@@ -41,7 +37,7 @@ class Throttle:
 
     @contextlib.contextmanager
     def place(
-        self, limit: int | None, beat: Callable[[], None] = _nothing, every: float = 30.0
+        self, limit: int | None, beat: Callable[[], None] | None = None, every: float = 30.0
     ) -> Iterator[None]:
         """Hold one of `limit` places (None: no limit of its own) for the block."""
         with self._cond:
@@ -50,7 +46,8 @@ class Throttle:
                 if self._running >= limit:
                     self._cond.release()  # the heartbeat writes the store: never under our lock
                     try:
-                        beat()
+                        if beat is not None:
+                            beat()
                     finally:
                         self._cond.acquire()
             self._running += 1
@@ -62,7 +59,7 @@ class Throttle:
                 self._cond.notify()
 
     def start(
-        self, spacing: float, beat: Callable[[], None] = _nothing, every: float = 30.0
+        self, spacing: float, beat: Callable[[], None] | None = None, every: float = 30.0
     ) -> float:
         """Wait until a step may start, `spacing` seconds after the start before it (0: at
         once); returns the instant it was let start, on this throttle's clock. Each caller
@@ -72,6 +69,6 @@ class Throttle:
             self._next_start = at
         while (left := at - self._now()) > 0:
             self._sleep(min(left, every))
-            if at - self._now() > 0:
+            if at - self._now() > 0 and beat is not None:
                 beat()
         return at

@@ -118,10 +118,11 @@ def abort(cwd: Path) -> None:
 
 def onto(cwd: Path) -> str | None:
     """The commit the rebase stopped in `cwd` replays onto, or None when none is stopped."""
-    for name in ("rebase-merge/onto", "rebase-apply/onto"):
-        file = cwd / git_out(["rev-parse", "--git-path", name], cwd)
-        if file.is_file():
-            return file.read_text().strip()
+    names = ("rebase-merge/onto", "rebase-apply/onto")
+    where = git_out(["rev-parse", *(a for n in names for a in ("--git-path", n))], cwd)
+    for path in where.splitlines():
+        if (cwd / path).is_file():
+            return (cwd / path).read_text().strip()
     return None
 
 

@@ -69,8 +69,7 @@ def call(
     # could answer for it once the node allows it and the job is retried.
     gate.require(kind, spec)
     throttle = throttle or Throttle()
-    beat = heartbeat or _nothing
-    with throttle.place(cfg.concurrency, beat, beat_every):
+    with throttle.place(cfg.concurrency, heartbeat, beat_every):
         return run_external(
             kind,
             spec,
@@ -83,12 +82,8 @@ def call(
             landing=landing,
             # Only a step that really starts waits for the rate: adopting the answer of one
             # a dead worker started costs the API nothing.
-            starting=lambda: throttle.start(cfg.start_spacing, beat, beat_every),
+            starting=lambda: throttle.start(cfg.start_spacing, heartbeat, beat_every),
         )
-
-
-def _nothing() -> None:
-    return None
 
 
 def check_draft(answer: Mapping[str, Any]) -> None:

@@ -379,8 +379,8 @@ MUTANTS = (
     Mutant(
         "the external steps of a worker run past [steps] concurrency",
         "gitpub/prepare/steps.py",
-        "    with throttle.place(cfg.concurrency, beat, beat_every):\n",
-        "    with throttle.place(None, beat, beat_every):\n",
+        "    with throttle.place(cfg.concurrency, heartbeat, beat_every):\n",
+        "    with throttle.place(None, heartbeat, beat_every):\n",
         (CONCURRENCY + "test_steps_concurrency_one_caps_overlap_at_one",),
     ),
     Mutant(
