@@ -84,11 +84,14 @@ def in_review(store: Store) -> list[Job]:
 
 
 def leased(store: Store, active: Collection[State], stamp: str) -> list[tuple[str, str]]:
-    """(job id, lease owner) of each job with work whose lease is still running at `stamp`."""
+    """(job id, lease owner) of each job with work whose lease is still running at `stamp`:
+    the active ones, and the waiting ones a worker claimed because they were due (`due`) —
+    a scheduled job among them: a worker dies between the claim and its move to RECEIVED."""
     marks, values = _marks(active)
     rows = store.conn.execute(
         f"SELECT job_id, lease_owner FROM blog_publication WHERE lease_token IS NOT NULL"
-        f" AND lease_expires_at >= ? AND (state IN ({marks}) OR state IN ('RETRY_WAIT', 'FAILED'))"
+        f" AND lease_expires_at >= ?"
+        f" AND (state IN ({marks}) OR state IN ('SCHEDULED', 'RETRY_WAIT', 'FAILED'))"
         f" ORDER BY created_at, job_id",
         (stamp, *values),
     )

@@ -377,6 +377,13 @@ MUTANTS = (
         ("tests/deliver/test_batch.py::test_one_text_under_two_keys_in_one_batch_publishes_once",),
     ),
     Mutant(
+        "a scheduled job claimed by a dead worker waits out its lease",
+        "gitpub/store/reads.py",
+        "state IN ('SCHEDULED', 'RETRY_WAIT', 'FAILED')",
+        "state IN ('RETRY_WAIT', 'FAILED')",
+        (RECOVERY + "test_a_scheduled_job_claimed_by_a_dead_worker_is_taken_at_once[sqlite]",),
+    ),
+    Mutant(
         "the external steps of a worker run past [steps] concurrency",
         "gitpub/prepare/steps.py",
         "    with throttle.place(cfg.concurrency, heartbeat, beat_every):\n",

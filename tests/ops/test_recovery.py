@@ -450,6 +450,33 @@ def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> N
         assert history[1]["detail"]["why"] == "its lease expired"
 
 
+@pytest.mark.both_stores
+def test_a_scheduled_job_claimed_by_a_dead_worker_is_taken_at_once(blog: Blog) -> None:
+    # A worker that claims a due scheduled job and dies before moving it (with several
+    # prepares at once, a crash in one thread leaves the others' claims behind) must not
+    # hold the job up until its lease runs out: its process is provably gone.
+    import socket
+
+    from gitpub.context import open_context
+    from gitpub.store import jobs, leases
+
+    job_id = blog.submit("k", article("Later", "Claimed by a worker that died."), "--at", "+1h")
+    until_due({**blog.job(job_id)["job"], "next_retry_at": blog.job(job_id)["job"]["scheduled_at"]})
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with open_context(blog.root) as ctx:
+        dead = f"{socket.gethostname()}:{gone.pid}"
+        assert leases.claim(ctx.store, job_id, dead, 3600) is not None
+
+    blog.ok("run", "--until-idle")
+
+    assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
+    assert blog.commits_with_job(job_id) == 1
+    with open_context(blog.root) as ctx:
+        takeover = [e for e in jobs.events(ctx.store, job_id) if e["step"] == "lease:takeover"]
+    assert [e["detail"]["why"] for e in takeover] == ["its process is gone"]
+
+
 STEAL = """\
 import sqlite3, sys
 db, job_id, marker = sys.argv[1:]
