@@ -886,13 +886,13 @@ PENDING: tuple[str, ...] = ()
 
 
 def copy_package(dest: Path) -> None:
-    """The package as Python will import it; the hook templates' symlink becomes a folder."""
-    shutil.copytree(
-        ROOT / "gitpub",
-        dest / "gitpub",
-        symlinks=False,
-        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-    )
+    """The package as Python will import it, laid out as a wheel installs it: the top-level
+    `hooks/` is the package `gitpub.hooktemplates` (pyproject's package-dir), and `hooks`
+    beside it names that folder, so a mutant of `hooks/...` changes what the copy imports."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "gitpub", dest / "gitpub", symlinks=False, ignore=ignore)
+    shutil.copytree(ROOT / "hooks", dest / "gitpub" / "hooktemplates", ignore=ignore)
+    (dest / "hooks").symlink_to(Path("gitpub") / "hooktemplates", target_is_directory=True)
 
 
 def apply(copy: Path, mutant: Mutant) -> Path:
