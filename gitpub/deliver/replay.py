@@ -62,7 +62,10 @@ def job_commits(ctx: Context, held: Sequence[Job]) -> dict[str, Oid]:
 def rebase(ctx: Context, job: Job, head: Oid, tip: Oid) -> tuple[Job, Oid | None, list[str] | None]:
     """The job commit replayed onto tip: in memory, or — when the subsets must be rebuilt
     from the merged articles, or a partial clone lacks a blob the merge must read — in the
-    job worktree with git's own rebase."""
+    job worktree with git's own rebase. A commit already on `tip` is its own replay, fonts
+    or not: the subsets it carries were built from `tip`'s articles and the job's."""
+    if objects.based_on(ctx.repo, head, tip):
+        return job, head, None
     if ctx.config.fonts is None:
         try:
             new, conflicted = objects.cherry_pick(ctx.config, ctx.repo, head, tip)

@@ -153,15 +153,20 @@ def _offset(minutes: int) -> str:
     return f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
 
 
+def based_on(repo: Repo, commit: str, onto: str) -> bool:
+    """Whether `onto` is the commit's one parent: replaying it there gives the commit itself."""
+    return [str(p) for p in repo.pg[commit].peel(pygit2.Commit).parent_ids] == [onto]
+
+
 def cherry_pick(cfg: Config, repo: Repo, commit: str, onto: str) -> tuple[Oid | None, list[str]]:
     """The one-commit job replayed onto `onto`, in memory: (new commit, []) or (None, the
     conflicting paths). Like `git rebase` of a single commit, with no worktree and no index
     file. Rename detection is off: it would read blobs a partial clone does not have, and a
     job writes only its own paths."""
+    if based_on(repo, commit, onto):
+        return Oid(commit), []
     pg = repo.pg
     job = pg[commit].peel(pygit2.Commit)
-    if [str(p) for p in job.parent_ids] == [onto]:
-        return Oid(commit), []
     parent = job.parents[0]
     tip = pg[onto].peel(pygit2.Commit).tree
     tree = _plain_replay(pg, parent.tree, job.tree, tip)
