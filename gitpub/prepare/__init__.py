@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitpub import intake, trust
 from gitpub.config import StepSpec
@@ -27,6 +27,14 @@ from gitpub.git import worktrees
 from gitpub.intake import checks
 from gitpub.prepare import manifest, preflight, queued, secrets, similarity_index, steps
 from gitpub.prepare import target as rules
+from gitpub.prepare.answers import (
+    DraftAnswer,
+    DraftRequest,
+    GateAnswer,
+    GateRequest,
+    JudgeAnswer,
+    JudgeRequest,
+)
 from gitpub.prepare.jobtree import discard_worktree, needs_checkout
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder, stored_text
@@ -35,13 +43,13 @@ from gitpub.store.db import parse_time
 from gitpub.store.jobs import Job
 from gitpub.trust import NotAllowed
 
+if TYPE_CHECKING:
+    from gitpub.fonts import FontsAnswer
+
 SIMILAR_CODE = "similar"
 """failure_code of a job that waits because another article is too similar to it."""
 
 STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest")
-
-Draft = dict[str, Any]
-"""The draft step's answer: `text`, maybe `path`, and `leaks` when it held a secret."""
 
 
 @dataclass
@@ -102,7 +110,7 @@ class Preparer(Recorder):
         crash.point("after_gates")
         return self._fonts_phase(worktree, written)
 
-    def _draft_phase(self, source: str) -> tuple[Draft, bool]:
+    def _draft_phase(self, source: str) -> tuple[DraftAnswer, bool]:
         """The article's text and maybe its path: the draft step's answer, or what an
         operator fixed by hand (then True)."""
         draft = self.checkpoint(
@@ -117,7 +125,9 @@ class Preparer(Recorder):
             draft = {"text": stored_text(resolved), "path": self.job.target_path}
         return draft, by_operator
 
-    def _target_phase(self, base: Oid, draft: Draft, by_operator: bool) -> Placed | Outcome | None:
+    def _target_phase(
+        self, base: Oid, draft: DraftAnswer, by_operator: bool
+    ) -> Placed | Outcome | None:
         """Where the article goes, held to the path rules and judged, and recorded; None when
         a SKIPPED was decided on an old picture of the remote: the base was fetched again."""
         existing = self.ctx.repo.files_under(base, self.ctx.config.publish.content)
@@ -197,7 +207,7 @@ class Preparer(Recorder):
         for name, spec in gates:
             for i, (file, body) in enumerate(texts if name == "scan" else texts[:1]):
                 step = f"{name}-asset{i}" if i else name
-                request = {"path": file, "text": body, "worktree": str(worktree)}
+                request: GateRequest = {"path": file, "text": body, "worktree": str(worktree)}
                 answer = self.checkpoint(
                     step,
                     functools.partial(self.gate, name, spec, request, spool=step),
@@ -245,23 +255,22 @@ class Preparer(Recorder):
             self.note("base", {"base_commit": base}, {"base_commit": base}, durable=False)
         return base
 
-    def draft(self, source: str) -> dict[str, Any]:
-        request = {
+    def draft(self, source: str) -> DraftAnswer:
+        request: DraftRequest = {
             "job_id": self.job.job_id,
             "source": source,
             "topic": self.job.topic,
             "target": self.job.requested_target,
         }
         answer = self.call("draft", self.ctx.config.steps.draft, request)
-        steps.check_draft(answer)
-        return answer
+        return steps.check_draft(answer)
 
     existing: Mapping[str, bytes] = {}  # the blog's articles at base, once prepare read them
 
-    def article_path(self, draft: dict[str, Any]) -> rules.Target:
+    def article_path(self, draft: DraftAnswer) -> rules.Target:
         cfg = self.ctx.config
-        if draft.get("path"):
-            found = rules.Target(draft["path"], True, "draft path")
+        if drafted := draft.get("path"):
+            found = rules.Target(drafted, True, "draft path")
         elif self.job.requested_target:
             found = rules.Target(self.job.requested_target, True, "--target")
         else:
@@ -278,7 +287,7 @@ class Preparer(Recorder):
         existing: Mapping[str, bytes],
         assets: dict[str, bytes],
         by_operator: bool,
-    ) -> dict[str, Any] | Outcome:
+    ) -> JudgeAnswer | Outcome:
         """The judge's verdict held to the path rules, or the outcome those rules end in."""
         path = target.path
         kind = "UPDATE" if path in existing else "NEW"
@@ -317,12 +326,12 @@ class Preparer(Recorder):
 
     turn: Turn | None = None  # see `prepare`
 
-    def judge(self, path: str, text: str, existing: Mapping[str, bytes]) -> dict[str, Any]:
+    def judge(self, path: str, text: str, existing: Mapping[str, bytes]) -> JudgeAnswer:
         if self.turn is not None:
             self.turn(self.beat)
         waiting = queued.articles(self.ctx, self.job, path)
         articles = similarity_index.pool(self.ctx, existing, path, text, waiting, self.beat)
-        request = {
+        request: JudgeRequest = {
             "mode": "prepare",
             "candidate": {"path": path, "text": text},
             "existing": [
@@ -331,20 +340,18 @@ class Preparer(Recorder):
             ],
         }
         answer = self.call("judge", self.ctx.config.steps.judge, request)
-        steps.check_judge(answer, "prepare")
-        return answer
+        return steps.check_judge(answer, "prepare")
 
     def gate(
-        self, name: str, spec: Any, request: dict[str, Any], spool: str | None = None
-    ) -> dict[str, Any]:
+        self, name: str, spec: StepSpec, request: GateRequest, spool: str | None = None
+    ) -> GateAnswer:
         answer = self.call(name, spec, request, spool)
-        steps.check_gate(name, answer)
-        return answer
+        return steps.check_gate(name, answer)
 
-    def fonts(self, worktree: Path, written: Sequence[str] = ()) -> dict[str, Any]:
+    def fonts(self, worktree: Path, written: Sequence[str] = ()) -> FontsAnswer:
         from gitpub import fonts  # the font engine is heavy; only font-configured repos load it
 
-        def run() -> dict[str, Any]:
+        def run() -> FontsAnswer:
             try:
                 on = None if self.tree_base is None else (self.ctx.repo, self.tree_base)
                 return fonts.gate(self.ctx.config, worktree, self.beat, on=on, written=written)

@@ -15,10 +15,11 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from gitpub.core.errors import GitpubError
-from gitpub.core.jsonvalue import JSONObject
+from gitpub.core.jsonvalue import JSONObject, as_list, as_object
+from gitpub.prepare.answers import Request
 from gitpub.prepare.landing import Landed, Landing
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 
@@ -66,7 +67,7 @@ def _kill_group(pid: int) -> None:
 def run_external(
     name: str,
     argv: Sequence[str],
-    request: Mapping[str, Any],
+    request: Request,
     *,
     cwd: Path,
     timeout: float,
@@ -75,7 +76,7 @@ def run_external(
     spool: Path | None = None,
     landing: Landing | None = None,
     starting: Callable[[], object] | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Run one external step and return its JSON object answer, or raise StepFailed.
 
     With `spool`, the request, answer and exit status live in files in that folder and the
@@ -94,7 +95,7 @@ def run_external(
 class _Run(NamedTuple):
     name: str
     argv: Sequence[str]
-    request: Mapping[str, Any]
+    request: Request
     cwd: Path
     timeout: float
     heartbeat: Callable[[], None] | None
@@ -103,7 +104,7 @@ class _Run(NamedTuple):
     starting: Callable[[], object] | None
 
 
-def _run_spooled(run: _Run, spool: Path) -> dict[str, Any]:
+def _run_spooled(run: _Run, spool: Path) -> JSONObject:
     """The answer of a run this spool's wrapper already started (`_adopt_running`), or of
     one landed in the shared store, else of the command started now."""
     spool.mkdir(parents=True, exist_ok=True)
@@ -218,18 +219,18 @@ def _failed(name: str, code: str, err: str) -> StepFailed:
     return StepFailed(f"{name} step exited {code}: {sanitize(tail[0])[:300]}")
 
 
-def _adopted(name: str, landed: Mapping[str, Any]) -> dict[str, Any]:
+def _adopted(name: str, landed: JSONObject) -> JSONObject:
     """The answer a wrapper landed in the shared store, as `_answer` would have read it."""
     if landed["status"] != "0":
-        raise _failed(name, landed["status"], landed["stderr"])
+        raise _failed(name, str(landed["status"]), str(landed["stderr"]))
     if "answer" not in landed:
         raise StepFailed(f"{name} step answered something that is not a JSON object")
-    answer = Landed(landed["answer"])
-    answer.leaks = list(landed.get("leaks") or [])
+    answer = Landed(as_object(landed["answer"]))
+    answer.leaks = as_list(landed.get("leaks"))
     return answer
 
 
-def _answer(name: str, status: Path, out: Path, err: Path) -> dict[str, Any]:
+def _answer(name: str, status: Path, out: Path, err: Path) -> JSONObject:
     code = status.read_text().strip()
     raw_out, raw_err = out.read_bytes(), err.read_text("utf-8", "replace")
     _scrub(out, err, raw_out, raw_err)
@@ -259,7 +260,7 @@ def _scrub(out: Path, err: Path, raw_out: bytes, raw_err: str) -> None:
 
 def expect_fields(
     name: str,
-    answer: Mapping[str, Any],
+    answer: Mapping[str, object],
     allowed: Mapping[str, type | tuple[type, ...]],
     required: Sequence[str],
 ) -> None:
