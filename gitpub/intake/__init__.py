@@ -23,7 +23,7 @@ from gitpub.store import folders as jobrecord
 from gitpub.store import jobs, reads
 from gitpub.store.db import Connection, Store, at, now
 from gitpub.store.errors import Duplicate
-from gitpub.store.jobs import Job, append_event, get
+from gitpub.store.jobs import Job, JobKind, append_event, get
 
 
 class Request(NamedTuple):
@@ -158,7 +158,7 @@ class _New(NamedTuple):
 
     job_id: JobId
     key: str  # raw: only its hash and its sanitized display are stored
-    kind: str
+    kind: JobKind
     topic: str | None
     target: str | None
     scheduled_at: str | None
@@ -175,7 +175,7 @@ def create(
     key: str,
     source: str,
     allow: Sequence[str] = (),
-    kind: str = "article",
+    kind: JobKind = "article",
     topic: str | None = None,
     target: str | None = None,
     assets: Mapping[str, bytes] | None = None,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 from gitpub import intake, trust
 from gitpub.config import StepSpec
@@ -46,7 +46,10 @@ from gitpub.trust import NotAllowed
 if TYPE_CHECKING:
     from gitpub.fonts import FontsAnswer
 
-SIMILAR_CODE = "similar"
+FailureCode = Literal["similar", "write_set_violation", "path_refused", "not_allowed"]
+"""The failure_code of a REVIEW prepare ends in, when the state's own (`review`) says less."""
+
+SIMILAR_CODE: Final = "similar"
 """failure_code of a job that waits because another article is too similar to it."""
 
 STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest")
@@ -56,7 +59,7 @@ STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest
 class Outcome:
     state: State  # READY_TO_COMMIT, REVIEW or SKIPPED
     reason: str | None = None
-    failure_code: str | None = None  # when it says more than the state's own code
+    failure_code: FailureCode | None = None  # when it says more than the state's own code
     similar: str | None = None  # the article a similarity REVIEW waits on
 
 
