@@ -13,6 +13,7 @@ from pathlib import Path
 from gitpub.context import Context
 from gitpub.core.ids import Oid, Sha256
 from gitpub.prepare import manifest, steps
+from gitpub.prepare.answers import JudgeAnswer
 from gitpub.prepare.protocol import StepFailed
 from gitpub.store import leases
 from gitpub.store.jobs import Job
@@ -68,7 +69,7 @@ def spool_dir(ctx: Context, job: Job, delta: Delta) -> Path:
     return ctx.job_dir(job.job_id) / "steps" / f"recheck-{delta.tip[:16]}.run"
 
 
-def judge(ctx: Context, job: Job, delta: Delta, candidate: str) -> dict[str, object]:
+def judge(ctx: Context, job: Job, delta: Delta, candidate: str) -> JudgeAnswer:
     """Ask the recheck judge; strictly SKIP or KEEP, anything else raises StepFailed."""
     request = {
         "mode": "recheck",
@@ -94,8 +95,7 @@ def judge(ctx: Context, job: Job, delta: Delta, candidate: str) -> dict[str, obj
         memos=ctx.memos,
         throttle=ctx.throttle,
     )
-    steps.check_judge(answer, "recheck")
-    return answer
+    return steps.check_judge(answer, "recheck")
 
 
 __all__ = ["Delta", "NotAllowed", "StepFailed", "judge", "pending"]

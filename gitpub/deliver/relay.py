@@ -106,13 +106,15 @@ def _settle_all(
 ) -> dict[str, Job]:
     """Every outcome of a batch recorded in one transaction, with the outbox."""
     moves: list[Move] = []
-    settle: dict[str, str] = {}
+    settle: dict[str, outbox.PublishStatus] = {}
     for job, result in outcomes:
         moves += _moves(ctx, job, result, job.job_id in probes)
         if result.kind == "published":
             settle[job.job_id] = "delivered"
-        elif result.kind in ("conflict", "review") and job.job_id not in probes:
-            settle[job.job_id] = result.kind
+        elif result.kind == "conflict" and job.job_id not in probes:
+            settle[job.job_id] = "conflict"
+        elif result.kind == "review" and job.job_id not in probes:
+            settle[job.job_id] = "review"
     if not moves:
         return {}
 

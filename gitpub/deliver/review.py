@@ -282,7 +282,9 @@ def _settle(ctx: Context, moves: list[Move]) -> list[Job]:
     if not moves:
         return []
     crash.point("after_review_merged_before_db")
-    settle = {m.job.job_id: ("delivered" if m.to is State.PUBLISHED else "review") for m in moves}
+    settle: dict[str, outbox.PublishStatus] = {
+        m.job.job_id: ("delivered" if m.to is State.PUBLISHED else "review") for m in moves
+    }
 
     def also(conn: Connection) -> None:
         for job_id, status in settle.items():

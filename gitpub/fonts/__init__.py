@@ -12,7 +12,7 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from gitpub.config import Config, FontsConfig, slices
 from gitpub.core import crash
@@ -24,6 +24,7 @@ from gitpub.git.repo import Repo
 
 __all__ = [
     "FontError",
+    "FontsAnswer",
     "Plan",
     "compose",
     "gate",
@@ -262,6 +263,22 @@ def _sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+class FontsAnswer(TypedDict):
+    """The font gate's answer, recorded as prepare's `fonts` step."""
+
+    outputs: dict[str, str]  # each output that differs from the base -> its bytes' SHA-256
+    written: list[str]  # the outputs subset anew
+    engine: str | None
+    chars: int
+    charset_sha256: str
+    source_sha256: str
+    missing: dict[str, object]  # the characters the source font lacks
+    missing_new: dict[str, object]  # those of them the change brings in
+    review: str | None  # why a person looks, under `missing = "review"`
+    seconds: float
+    log: list[str]
+
+
 def gate(
     cfg: Config,
     worktree: Path,
@@ -269,7 +286,7 @@ def gate(
     *,
     on: tuple[Repo, str] | None = None,
     written: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> FontsAnswer:
     """The font gate of prepare, in the job worktree — or, `on` (repository, commit) given,
     in a folder holding only the job's `written` files, reading the rest from the commit
     (`treegate`).

@@ -17,12 +17,15 @@ import posixpath
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gitpub.config import Config, FontsConfig
 from gitpub.fonts import build, charset, compose, engine, stale_reason, usedchars
 from gitpub.fonts.source import SourceFont, load, load_blob
 from gitpub.git.repo import Repo
+
+if TYPE_CHECKING:
+    from gitpub.fonts import FontsAnswer
 
 _FILE_MODES = (0o100644, 0o100755)
 _LINK = 0o120000
@@ -68,7 +71,7 @@ def gate(
     folder: Path,
     written: Mapping[str, bytes],
     heartbeat: Callable[[], None] | None = None,
-) -> dict[str, Any]:
+) -> FontsAnswer:
     """Write into `folder` the font outputs that the job's `written` files (path → bytes,
     already in `folder`) make differ from `base`, and answer as `gitpub.fonts.gate` does."""
     started = time.monotonic()

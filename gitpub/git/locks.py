@@ -10,25 +10,28 @@ import _thread
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Literal
 
 from gitpub.core.errors import LockOrderError
 
-ORDER = ("delivery", "checkout", "repo", "db")
+LockName = Literal["delivery", "checkout", "repo", "db"]
+
+ORDER: tuple[LockName, ...] = ("delivery", "checkout", "repo", "db")
 """delivery: the network part of relay. checkout: transactions on the live checkout.
 repo: short local git operations (worktree add/remove, log reads). db: store maintenance."""
 
-_held: dict[int, list[str]] = {}
+_held: dict[int, list[LockName]] = {}
 """The locks each thread holds, by thread id. Not a `threading.local`: `submit` and `status`
 take no lock and should not import `threading` for it. A thread's entry goes when its last
 lock does, and a list is only ever non-empty while its thread holds a lock, so a later thread
 given the same id starts empty."""
 
 
-def _stack() -> list[str]:
+def _stack() -> list[LockName]:
     return _held.setdefault(_thread.get_ident(), [])
 
 
-def held() -> tuple[str, ...]:
+def held() -> tuple[LockName, ...]:
     """Names of the locks this thread holds, outermost first."""
     return tuple(_held.get(_thread.get_ident(), ()))
 
@@ -45,11 +48,11 @@ class Locks:
         self.fleet = fleet
         lock_dir.mkdir(parents=True, exist_ok=True)
 
-    def path(self, name: str) -> Path:
+    def path(self, name: LockName) -> Path:
         return self.dir / f"{name}.lock"
 
     @contextlib.contextmanager
-    def hold(self, name: str, timeout: float = -1) -> Iterator[None]:
+    def hold(self, name: LockName, timeout: float = -1) -> Iterator[None]:
         """Hold lock `name` for the block; `timeout` < 0 waits forever."""
         if name not in ORDER:
             raise LockOrderError(f"unknown lock {name!r}")
@@ -73,7 +76,7 @@ class Locks:
                 if not stack:
                     _held.pop(_thread.get_ident(), None)
 
-    def is_free(self, name: str) -> bool:
+    def is_free(self, name: LockName) -> bool:
         """True when no process holds `name` right now (probe without waiting)."""
         import filelock
 

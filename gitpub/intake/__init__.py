@@ -23,7 +23,7 @@ from gitpub.store import folders as jobrecord
 from gitpub.store import jobs, reads
 from gitpub.store.db import Connection, Store, at, now
 from gitpub.store.errors import Duplicate
-from gitpub.store.jobs import Job, append_event, get
+from gitpub.store.jobs import Job, JobKind, append_event, get
 
 
 class Request(NamedTuple):
@@ -153,13 +153,29 @@ def allowed(ctx: Context, job_id: str) -> frozenset[str]:
     return ctx.config.scan.allow | frozenset(reads.allowed_by_events(ctx.store, job_id))
 
 
+class _New(NamedTuple):
+    """A new job as `create` decides it, once for its folder, its row and its event."""
+
+    job_id: JobId
+    key: str  # raw: only its hash and its sanitized display are stored
+    kind: JobKind
+    topic: str | None
+    target: str | None
+    scheduled_at: str | None
+    review: bool
+    state: State
+    stamp: str
+    source: str  # sanitized, as stored
+    source_sha256: Sha256
+
+
 def create(
     ctx: Context,
     *,
     key: str,
     source: str,
     allow: Sequence[str] = (),
-    kind: str = "article",
+    kind: JobKind = "article",
     topic: str | None = None,
     target: str | None = None,
     assets: Mapping[str, bytes] | None = None,
@@ -176,94 +192,128 @@ def create(
     The idempotency key says "the same request again" (the same key with another source is
     refused: KeyReused); the source hash is only an index: the same text submitted next week
     under a new key is a new, legitimate request."""
-    store = ctx.store
     allowed = ctx.config.scan.allow | frozenset(allow)
-    existing = by_key(store, key)
+    existing = by_key(ctx.store, key)
     if existing:
         return same_request(existing, key, source, target, allowed), False
-    job_id = new_job_id()
+    stamp = now()
     # The source is kept as written only where a person allowed a finding by fingerprint;
     # anything else the ruleset sees is redacted before it touches the disk.
     clean = sanitize(source, allowed)
-    source_path = ctx.job_dir(job_id) / "source.txt"
-    source_sha256 = sha256_hex(clean.encode("utf-8"))
-    stamp = now()
-    state = State.SCHEDULED if scheduled_at is not None and scheduled_at > stamp else State.RECEIVED
-    review = review or ctx.config.publish.review
+    new = _New(
+        job_id=new_job_id(),
+        key=key,
+        kind=kind,
+        topic=topic,
+        target=target,
+        scheduled_at=scheduled_at,
+        review=review or ctx.config.publish.review,
+        state=(
+            State.SCHEDULED if scheduled_at is not None and scheduled_at > stamp else State.RECEIVED
+        ),
+        stamp=stamp,
+        source=clean,
+        source_sha256=sha256_hex(clean.encode("utf-8")),
+    )
     # The files first, then the row: a crash between them leaves an orphan folder that gc
     # removes, never a row pointing at nothing. The record makes the folder enough to
     # rebuild the row from, should the database ever be lost.
-    write_atomic(source_path, clean.encode("utf-8"))
-    for name, data in sorted((assets or {}).items()):
-        write_atomic(ctx.job_dir(job_id) / ASSETS / name, data)
-    jobrecord.create(
-        ctx.job_dir(job_id),
-        {
-            "job_id": job_id,
-            "key_sha256": key_hash(key),
-            "key_display": sanitize_name(key),
-            "kind": kind,
-            "target": target,
-            "topic": sanitize(topic) if topic is not None else None,
-            "created_at": stamp,
-            "source_sha256": source_sha256,
-            "scheduled_at": scheduled_at,
-            "review": review,
-        },
-    )
+    _write_folder(ctx, new, assets or {})
     try:
-        with store.transaction() as conn:
-            jobs.insert(
-                store,
-                conn,
-                {
-                    "job_id": job_id,
-                    "idempotency_key": key_hash(key),
-                    "key_display": sanitize_name(key),
-                    "kind": kind,
-                    "state": state.value,
-                    "source_sha256": source_sha256,
-                    "source_path": str(source_path.relative_to(ctx.state_dir)),
-                    "topic": topic,
-                    "requested_target": target,
-                    "scheduled_at": scheduled_at,
-                    "review": int(review),
-                    "max_attempts": ctx.config.retry.max_attempts,
-                    "created_at": stamp,
-                    "updated_at": stamp,
-                },
-            )
-            append_event(
-                conn,
-                job_id,
-                None,
-                state,
-                "submit",
-                {
-                    "key": sanitize_name(key),
-                    "kind": kind,
-                    "target": target,
-                    **({"scheduled_at": scheduled_at} if scheduled_at else {}),
-                    **({"review": True} if review else {}),
-                    **({"allow": sorted(allow)} if allow else {}),
-                    **({"assets": sorted(assets)} if assets else {}),
-                },
-            )
-            if conn_hook is not None:
-                conn_hook(conn, job_id)
-    except Duplicate:
-        # Lost a race with a concurrent submit of the same key: theirs is the job.
-        _remove_tree(ctx.job_dir(job_id))
-        winner = by_key(store, key)
-        if winner is None:
-            raise
-        return same_request(winner, key, source, target, allowed), False
+        _insert_row(ctx, new, allow, assets or {}, conn_hook)
+    except Duplicate as exc:
+        return _lost_race(ctx, new, source, allowed, exc), False
     except BaseException:
-        _remove_tree(ctx.job_dir(job_id))
+        _remove_tree(ctx.job_dir(new.job_id))
         raise
-    job = get(store, job_id)
+    job = get(ctx.store, new.job_id)
     assert job is not None
     return job, True
+
+
+def _write_folder(ctx: Context, new: _New, assets: Mapping[str, bytes]) -> None:
+    """The job folder: the source, the assets, and the record (`job.json`)."""
+    job_dir = ctx.job_dir(new.job_id)
+    write_atomic(job_dir / "source.txt", new.source.encode("utf-8"))
+    for name, data in sorted(assets.items()):
+        write_atomic(job_dir / ASSETS / name, data)
+    jobrecord.create(
+        job_dir,
+        {
+            "job_id": new.job_id,
+            "key_sha256": key_hash(new.key),
+            "key_display": sanitize_name(new.key),
+            "kind": new.kind,
+            "target": new.target,
+            "topic": sanitize(new.topic) if new.topic is not None else None,
+            "created_at": new.stamp,
+            "source_sha256": new.source_sha256,
+            "scheduled_at": new.scheduled_at,
+            "review": new.review,
+        },
+    )
+
+
+def _insert_row(
+    ctx: Context,
+    new: _New,
+    allow: Sequence[str],
+    assets: Mapping[str, bytes],
+    conn_hook: Callable[[Connection, str], None] | None,
+) -> None:
+    """The job's row and its submit event, in one transaction with `conn_hook`'s writes."""
+    source_path = ctx.job_dir(new.job_id) / "source.txt"
+    with ctx.store.transaction() as conn:
+        jobs.insert(
+            ctx.store,
+            conn,
+            {
+                "job_id": new.job_id,
+                "idempotency_key": key_hash(new.key),
+                "key_display": sanitize_name(new.key),
+                "kind": new.kind,
+                "state": new.state.value,
+                "source_sha256": new.source_sha256,
+                "source_path": str(source_path.relative_to(ctx.state_dir)),
+                "topic": new.topic,
+                "requested_target": new.target,
+                "scheduled_at": new.scheduled_at,
+                "review": int(new.review),
+                "max_attempts": ctx.config.retry.max_attempts,
+                "created_at": new.stamp,
+                "updated_at": new.stamp,
+            },
+        )
+        append_event(
+            conn,
+            new.job_id,
+            None,
+            new.state,
+            "submit",
+            {
+                "key": sanitize_name(new.key),
+                "kind": new.kind,
+                "target": new.target,
+                **({"scheduled_at": new.scheduled_at} if new.scheduled_at else {}),
+                **({"review": True} if new.review else {}),
+                **({"allow": sorted(allow)} if allow else {}),
+                **({"assets": sorted(assets)} if assets else {}),
+            },
+        )
+        if conn_hook is not None:
+            conn_hook(conn, new.job_id)
+
+
+def _lost_race(
+    ctx: Context, new: _New, source: str, allowed: frozenset[str], duplicate: Duplicate
+) -> Job:
+    """A concurrent submit of the same key made its row first: theirs is the job, and this
+    one's folder goes."""
+    _remove_tree(ctx.job_dir(new.job_id))
+    winner = by_key(ctx.store, new.key)
+    if winner is None:
+        raise duplicate
+    return same_request(winner, new.key, source, new.target, allowed)
 
 
 def submit(

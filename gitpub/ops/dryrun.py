@@ -16,7 +16,6 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gitpub import intake
 from gitpub.config import Config
@@ -28,6 +27,7 @@ from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
 from gitpub.git.worktrees import scratch_checkout
 from gitpub.prepare import Preparer, manifest
+from gitpub.prepare.answers import DraftAnswer
 from gitpub.prepare.jobtree import needs_checkout
 from gitpub.prepare.target import Target, asset_paths
 from gitpub.store import jobs
@@ -87,7 +87,7 @@ class ScratchPreparer(Preparer):
         self.checkout: Path | None = None
         self.proposed: Target | None = None
 
-    def article_path(self, draft: dict[str, Any]) -> Target:
+    def article_path(self, draft: DraftAnswer) -> Target:
         # Remembered for the report: a job that stops before its target is recorded (an
         # asset over other bytes, a path that already exists) still shows where it aimed.
         self.proposed = super().article_path(draft)

@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 from gitpub import intake, trust
+from gitpub.config import StepSpec
 from gitpub.context import Context
 from gitpub.core import crash
 from gitpub.core.errors import InputError
@@ -26,6 +27,14 @@ from gitpub.git import worktrees
 from gitpub.intake import checks
 from gitpub.prepare import manifest, preflight, queued, secrets, similarity_index, steps
 from gitpub.prepare import target as rules
+from gitpub.prepare.answers import (
+    DraftAnswer,
+    DraftRequest,
+    GateAnswer,
+    GateRequest,
+    JudgeAnswer,
+    JudgeRequest,
+)
 from gitpub.prepare.jobtree import discard_worktree, needs_checkout
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder, stored_text
@@ -34,7 +43,13 @@ from gitpub.store.db import parse_time
 from gitpub.store.jobs import Job
 from gitpub.trust import NotAllowed
 
-SIMILAR_CODE = "similar"
+if TYPE_CHECKING:
+    from gitpub.fonts import FontsAnswer
+
+FailureCode = Literal["similar", "write_set_violation", "path_refused", "not_allowed"]
+"""The failure_code of a REVIEW prepare ends in, when the state's own (`review`) says less."""
+
+SIMILAR_CODE: Final = "similar"
 """failure_code of a job that waits because another article is too similar to it."""
 
 STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest")
@@ -44,8 +59,18 @@ STEP_ORDER = ("draft", "judge", "review", "scan", "validate", "fonts", "manifest
 class Outcome:
     state: State  # READY_TO_COMMIT, REVIEW or SKIPPED
     reason: str | None = None
-    failure_code: str | None = None  # when it says more than the state's own code
+    failure_code: FailureCode | None = None  # when it says more than the state's own code
     similar: str | None = None  # the article a similarity REVIEW waits on
+
+
+class Placed(NamedTuple):
+    """What the draft and target phases settle: the article's text, where it goes, and the
+    job's assets, on the base they were decided on."""
+
+    base: Oid
+    target: rules.Target
+    text: str
+    assets: dict[str, bytes]
 
 
 class Preparer(Recorder):
@@ -62,19 +87,37 @@ class Preparer(Recorder):
             return Outcome(State.REVIEW, exc.message)
 
     def _run(self) -> Outcome:
-        cfg = self.ctx.config
+        """The phases of a prepare: draft, target, gates, fonts, then the seal. The target
+        phase may send the job back to the draft phase, on a base fetched again."""
         # Bytes, decoded as they are: a text read (`read_text`) turns every CRLF into LF, and
         # the published article must be the bytes that were submitted.
         source = stored_text(self.ctx.state_dir / self.job.source_path)
-        base = self.base_commit()
-        if base is None:
-            why = self.base_problem or f"branch {cfg.publish.branch!r} has no commit to build on"
-            return Outcome(State.REVIEW, why)
-        if misplaced := preflight.placement_problems(self.ctx.repo, base, cfg):  # see there
-            return Outcome(State.REVIEW, "; ".join(map(str, misplaced)), "write_set_violation")
+        placed: Placed | Outcome | None = None
+        while placed is None:  # None: start over on the fresh base (see `_target_phase`)
+            base = self.base_commit()
+            if base is None:
+                p = self.ctx.config.publish
+                why = self.base_problem or f"branch {p.branch!r} has no commit to build on"
+                return Outcome(State.REVIEW, why)
+            misplaced = preflight.placement_problems(self.ctx.repo, base, self.ctx.config)
+            if misplaced:  # see there
+                return Outcome(State.REVIEW, "; ".join(map(str, misplaced)), "write_set_violation")
+            draft, by_operator = self._draft_phase(source)
+            placed = self._target_phase(base, draft, by_operator)
+        if isinstance(placed, Outcome):
+            return placed
+        worktree, written = self._write_files(placed)
+        refused = self._gates_phase(placed, worktree)
+        if refused is not None:
+            return refused
+        crash.point("after_gates")
+        return self._fonts_phase(worktree, written)
 
+    def _draft_phase(self, source: str) -> tuple[DraftAnswer, bool]:
+        """The article's text and maybe its path: the draft step's answer, or what an
+        operator fixed by hand (then True)."""
         draft = self.checkpoint(
-            "draft", lambda: self.draft(source), durable=steps.external(cfg.steps.draft)
+            "draft", lambda: self.draft(source), durable=steps.external(self.ctx.config.steps.draft)
         )
         crash.point("after_draft")
         resolved = intake.resolution_path(self.ctx, self.job.job_id)
@@ -83,7 +126,14 @@ class Preparer(Recorder):
             # An operator fixed this article by hand (`resolve --continue`): their text, their
             # path, and no judge — the person has decided. The gates still run.
             draft = {"text": stored_text(resolved), "path": self.job.target_path}
-        existing = self.ctx.repo.files_under(base, cfg.publish.content)
+        return draft, by_operator
+
+    def _target_phase(
+        self, base: Oid, draft: DraftAnswer, by_operator: bool
+    ) -> Placed | Outcome | None:
+        """Where the article goes, held to the path rules and judged, and recorded; None when
+        a SKIPPED was decided on an old picture of the remote: the base was fetched again."""
+        existing = self.ctx.repo.files_under(base, self.ctx.config.publish.content)
         self.existing = existing  # a derived path may take its date from one of them
         try:
             target = self.article_path(draft)
@@ -106,14 +156,13 @@ class Preparer(Recorder):
                     durable=False,
                 )
                 self.refreshed = True
-                return self._run()
+                return None
         if isinstance(decided, Outcome):
             return decided
-        verdict = decided
         before = existing.get(path)
         self.note(
             "target",
-            {"path": path, "decision": verdict["decision"], "origin": target.origin}
+            {"path": path, "decision": decided["decision"], "origin": target.origin}
             | ({"warning": target.warning} if target.warning else {}),
             {
                 "target_path": path,
@@ -127,20 +176,28 @@ class Preparer(Recorder):
             # Checked once the target is recorded: the person who restores the text needs
             # to know which file on the job branch to put it in.
             return Outcome(State.REVIEW, secrets.leaked("draft", draft["leaks"]))
+        return Placed(base, target, text, assets)
 
-        # The article and its assets are in the job worktree before the gates run, so a gate
-        # can build the site there (`worktree` in its request: contrib/site_build_gate.py).
-        worktree = self.worktree(base)
+    def _write_files(self, placed: Placed) -> tuple[Path, list[str]]:
+        """The article and its assets in the job worktree, before the gates run, so a gate
+        can build the site there (`worktree` in its request: contrib/site_build_gate.py)."""
+        path, text = placed.target.path, placed.text
+        worktree = self.worktree(placed.base)
         target_file = worktree / path
         target_file.parent.mkdir(parents=True, exist_ok=True)
         target_file.write_bytes(text.encode("utf-8"))
         written = [path]
-        for name, asset_path in rules.asset_paths(target, assets).items():
+        for name, asset_path in rules.asset_paths(placed.target, placed.assets).items():
             (worktree / asset_path).parent.mkdir(parents=True, exist_ok=True)
-            (worktree / asset_path).write_bytes(assets[name])
+            (worktree / asset_path).write_bytes(placed.assets[name])
             written.append(asset_path)
+        return worktree, written
 
-        gates: list[tuple[str, Any]] = [
+    def _gates_phase(self, placed: Placed, worktree: Path) -> Outcome | None:
+        """The review, scan and validate steps, then the built-in ruleset's last word: the
+        REVIEW the first refusal ends in, or None when every gate passed."""
+        cfg = self.ctx.config
+        gates: list[tuple[str, StepSpec]] = [
             (f"review{i}", argv) for i, argv in enumerate(cfg.steps.review)
         ]
         gates += [("scan", cfg.steps.scan)]
@@ -148,11 +205,12 @@ class Preparer(Recorder):
             gates.append(("validate", cfg.steps.validate))
         # The secret step reads every text file the job writes: a text asset (a .txt, an
         # .svg) goes out in the same commit as the article. The other gates judge the article.
-        texts = secrets.text_files(path, text, rules.asset_paths(target, assets), assets)
+        placed_assets = rules.asset_paths(placed.target, placed.assets)
+        texts = secrets.text_files(placed.target.path, placed.text, placed_assets, placed.assets)
         for name, spec in gates:
             for i, (file, body) in enumerate(texts if name == "scan" else texts[:1]):
                 step = f"{name}-asset{i}" if i else name
-                request = {"path": file, "text": body, "worktree": str(worktree)}
+                request: GateRequest = {"path": file, "text": body, "worktree": str(worktree)}
                 answer = self.checkpoint(
                     step,
                     functools.partial(self.gate, name, spec, request, spool=step),
@@ -168,9 +226,11 @@ class Preparer(Recorder):
         found = secrets.last_word(texts, self.allow)
         if found is not None:
             return Outcome(State.REVIEW, found)
-        crash.point("after_gates")
+        return None
 
-        if cfg.fonts is not None:
+    def _fonts_phase(self, worktree: Path, written: list[str]) -> Outcome:
+        """The font gate, when the blog has fonts, then the seal over every written file."""
+        if self.ctx.config.fonts is not None:
             fonts_answer = self.fonts(worktree, written)
             if fonts_answer.get("review"):
                 return Outcome(State.REVIEW, f"fonts: {fonts_answer['review']}")
@@ -198,23 +258,22 @@ class Preparer(Recorder):
             self.note("base", {"base_commit": base}, {"base_commit": base}, durable=False)
         return base
 
-    def draft(self, source: str) -> dict[str, Any]:
-        request = {
+    def draft(self, source: str) -> DraftAnswer:
+        request: DraftRequest = {
             "job_id": self.job.job_id,
             "source": source,
             "topic": self.job.topic,
             "target": self.job.requested_target,
         }
         answer = self.call("draft", self.ctx.config.steps.draft, request)
-        steps.check_draft(answer)
-        return answer
+        return steps.check_draft(answer)
 
     existing: Mapping[str, bytes] = {}  # the blog's articles at base, once prepare read them
 
-    def article_path(self, draft: dict[str, Any]) -> rules.Target:
+    def article_path(self, draft: DraftAnswer) -> rules.Target:
         cfg = self.ctx.config
-        if draft.get("path"):
-            found = rules.Target(draft["path"], True, "draft path")
+        if drafted := draft.get("path"):
+            found = rules.Target(drafted, True, "draft path")
         elif self.job.requested_target:
             found = rules.Target(self.job.requested_target, True, "--target")
         else:
@@ -231,7 +290,7 @@ class Preparer(Recorder):
         existing: Mapping[str, bytes],
         assets: dict[str, bytes],
         by_operator: bool,
-    ) -> dict[str, Any] | Outcome:
+    ) -> JudgeAnswer | Outcome:
         """The judge's verdict held to the path rules, or the outcome those rules end in."""
         path = target.path
         kind = "UPDATE" if path in existing else "NEW"
@@ -270,12 +329,12 @@ class Preparer(Recorder):
 
     turn: Turn | None = None  # see `prepare`
 
-    def judge(self, path: str, text: str, existing: Mapping[str, bytes]) -> dict[str, Any]:
+    def judge(self, path: str, text: str, existing: Mapping[str, bytes]) -> JudgeAnswer:
         if self.turn is not None:
             self.turn(self.beat)
         waiting = queued.articles(self.ctx, self.job, path)
         articles = similarity_index.pool(self.ctx, existing, path, text, waiting, self.beat)
-        request = {
+        request: JudgeRequest = {
             "mode": "prepare",
             "candidate": {"path": path, "text": text},
             "existing": [
@@ -284,20 +343,18 @@ class Preparer(Recorder):
             ],
         }
         answer = self.call("judge", self.ctx.config.steps.judge, request)
-        steps.check_judge(answer, "prepare")
-        return answer
+        return steps.check_judge(answer, "prepare")
 
     def gate(
-        self, name: str, spec: Any, request: dict[str, Any], spool: str | None = None
-    ) -> dict[str, Any]:
+        self, name: str, spec: StepSpec, request: GateRequest, spool: str | None = None
+    ) -> GateAnswer:
         answer = self.call(name, spec, request, spool)
-        steps.check_gate(name, answer)
-        return answer
+        return steps.check_gate(name, answer)
 
-    def fonts(self, worktree: Path, written: Sequence[str] = ()) -> dict[str, Any]:
+    def fonts(self, worktree: Path, written: Sequence[str] = ()) -> FontsAnswer:
         from gitpub import fonts  # the font engine is heavy; only font-configured repos load it
 
-        def run() -> dict[str, Any]:
+        def run() -> FontsAnswer:
             try:
                 on = None if self.tree_base is None else (self.ctx.repo, self.tree_base)
                 return fonts.gate(self.ctx.config, worktree, self.beat, on=on, written=written)

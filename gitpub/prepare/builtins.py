@@ -9,19 +9,27 @@ import contextlib
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from gitpub import scan
 from gitpub.core import userdirs
 from gitpub.core.files import write_atomic
 from gitpub.core.ids import sha256_hex
+from gitpub.prepare.answers import (
+    ArticleText,
+    DraftAnswer,
+    DraftRequest,
+    GateAnswer,
+    GateRequest,
+    JudgeAnswer,
+    JudgeRequest,
+)
 from gitpub.prepare.protocol import StepFailed
 from gitpub.site import validate
 from gitpub.site.frontmatter import body_start
 
 
-def passthrough(request: Mapping[str, Any]) -> dict[str, Any]:
+def passthrough(request: DraftRequest) -> DraftAnswer:
     """The source already is the article."""
     return {"text": request["source"]}
 
@@ -166,7 +174,7 @@ def similarity(a: str, b: str) -> float:
 
 
 def _best(
-    candidate: str, others: list[Mapping[str, Any]], memo: Grams, floor: float = 0.0
+    candidate: str, others: Sequence[ArticleText], memo: Grams, floor: float = 0.0
 ) -> tuple[float, str | None]:
     """The most similar article and its score, exactly — when that score reaches `floor`;
     below it (0.0, None): no score under `floor` decides anything.
@@ -226,19 +234,19 @@ def _may_reach(grams: list[str], allowed: int, body: str | frozenset[str]) -> bo
     return True
 
 
-def duplicate_of(text: str, others: Iterable[Mapping[str, Any]]) -> str | None:
+def duplicate_of(text: str, others: Iterable[ArticleText]) -> str | None:
     """The path of another article holding this very article — the same bytes, nothing less
     (a changed line ending or final newline is a person's edit, and a person looks at it)."""
     return next((str(o.get("path")) for o in others if o.get("text") == text), None)
 
 
 def judge(
-    request: Mapping[str, Any],
+    request: JudgeRequest,
     skip_at: float,
     update_at: float,
     similar: str = "record",
     memo: Grams | None = None,
-) -> dict[str, Any]:
+) -> JudgeAnswer:
     """The writer's path decides; a score never ends a post.
 
     SKIP only for an exact duplicate: the job's own path already holds its text ("no
@@ -253,14 +261,15 @@ def judge(
     candidate = request["candidate"]
     mine = candidate["path"]
     text = candidate["text"]
-    pool = request.get("delta" if request.get("mode") == "recheck" else "existing", [])
+    recheck = request.get("mode") == "recheck"
+    pool = request.get("delta", []) if recheck else request.get("existing", [])
     own = next((e for e in pool if e.get("path") == mine), None)
     others = [e for e in pool if e.get("path") != mine]
     floor = min(update_at, skip_at)  # the lowest score that decides or is recorded
     score, path = _best(text, others, memo or Grams(), floor)
     # The same article has the same 3-grams: only a perfect score needs the texts compared.
     twin = duplicate_of(text, others) if score >= 1.0 else None
-    if request.get("mode") == "recheck":
+    if recheck:
         if own is not None and own.get("text") == text:
             return {"decision": "SKIP", "reason": f"no change: {mine} already holds this text"}
         if twin is not None:
@@ -281,18 +290,19 @@ def judge(
         return {"decision": "UPDATE", "target": mine, "reason": "revision of its own path"}
     if twin is not None:
         return {"decision": "SKIP", "reason": f"{shown(1)} similar to {twin}: the same article"}
-    answer: dict[str, Any] = {"decision": "NEW", "reason": _best_said(score, floor)}
+    answer: JudgeAnswer = {"decision": "NEW", "reason": _best_said(score, floor)}
     if score >= floor and path is not None:
         # For a person to see (`show`), and for the path rules to act on: a near-duplicate
         # waits in REVIEW; `[steps] similar` says what a lower score does.
-        answer.update(similar=path, score=round(score, 4))
+        answer["similar"] = path
+        answer["score"] = round(score, 4)
     return answer
 
 
 # -------------------------------------------------------------------------- secrets
 
 
-def secrets(request: Mapping[str, Any], allow: Iterable[str] = ()) -> dict[str, Any]:
+def secrets(request: GateRequest, allow: Iterable[str] = ()) -> GateAnswer:
     text = str(request["text"])
     found = scan.scan(text, path=request.get("path"), allow=allow) + scan.markers(text)
     if not found:
@@ -308,7 +318,7 @@ def secrets(request: Mapping[str, Any], allow: Iterable[str] = ()) -> dict[str, 
 # ----------------------------------------------------------------------- validation
 
 
-def mdx(request: Mapping[str, Any]) -> dict[str, Any]:
+def mdx(request: GateRequest) -> GateAnswer:
     """Validation by the article's file type (`gitpub.site.validate`)."""
     problem = validate.check(str(request["path"]), str(request["text"]))
     if problem is None:

@@ -14,9 +14,9 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from gitpub.core import clock
+from gitpub.core.jsonvalue import JSON, JSONObject
 from gitpub.prepare import secrets
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 from gitpub.store import spools
@@ -26,10 +26,10 @@ ENV = "GITPUB_LANDING"
 """What the lander needs, for the wrapper only: the command itself never sees it."""
 
 
-class Landed(dict[str, Any]):
+class Landed(dict[str, JSON]):
     """An adopted answer: already sanitized, with what the step's own output leaked."""
 
-    leaks: list[dict[str, Any]]
+    leaks: list[JSON]
 
 
 def record(status: str, out: bytes, err: str, allow: Iterable[str]) -> bytes:
@@ -39,7 +39,7 @@ def record(status: str, out: bytes, err: str, allow: Iterable[str]) -> bytes:
         raw = json.loads(out.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         raw = None
-    body: dict[str, Any] = {"status": status, "stderr": sanitize(err)[-2000:]}
+    body: dict[str, object] = {"status": status, "stderr": sanitize(err)[-2000:]}
     if isinstance(raw, dict):
         body["answer"] = sanitize_obj(raw, allowed)
         body["leaks"] = secrets.leaks(raw, allowed)
@@ -62,7 +62,7 @@ class Landing:
 
     def adopt(
         self, timeout: float, heartbeat: Callable[[], None] | None, beat_every: float
-    ) -> dict[str, Any] | None:
+    ) -> JSONObject | None:
         """A landed record (as `record` wrote it) of an earlier run, waiting while another
         worker's run may still end in time; None: start the step."""
         last_beat = time.monotonic()
@@ -71,7 +71,7 @@ class Landing:
             if run is None:
                 return None
             if run.landed is not None:
-                landed: dict[str, Any] = json.loads(run.landed)
+                landed: JSONObject = json.loads(run.landed)
                 return landed
             if parse_time(run.started_at) + timeout < clock.time():
                 return None  # it would have timed out by now: run it again

@@ -15,9 +15,11 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from gitpub.core.errors import GitpubError
+from gitpub.core.jsonvalue import JSONObject, as_list, as_object
+from gitpub.prepare.answers import Request
 from gitpub.prepare.landing import Landed, Landing
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 
@@ -65,7 +67,7 @@ def _kill_group(pid: int) -> None:
 def run_external(
     name: str,
     argv: Sequence[str],
-    request: Mapping[str, Any],
+    request: Request,
     *,
     cwd: Path,
     timeout: float,
@@ -74,7 +76,7 @@ def run_external(
     spool: Path | None = None,
     landing: Landing | None = None,
     starting: Callable[[], object] | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Run one external step and return its JSON object answer, or raise StepFailed.
 
     With `spool`, the request, answer and exit status live in files in that folder and the
@@ -93,7 +95,7 @@ def run_external(
 class _Run(NamedTuple):
     name: str
     argv: Sequence[str]
-    request: Mapping[str, Any]
+    request: Request
     cwd: Path
     timeout: float
     heartbeat: Callable[[], None] | None
@@ -102,10 +104,30 @@ class _Run(NamedTuple):
     starting: Callable[[], object] | None
 
 
-def _run_spooled(run: _Run, spool: Path) -> dict[str, Any]:
-    name, argv, request, cwd, timeout, heartbeat, beat_every, landing, starting = run
+def _run_spooled(run: _Run, spool: Path) -> JSONObject:
+    """The answer of a run this spool's wrapper already started (`_adopt_running`), or of
+    one landed in the shared store, else of the command started now."""
     spool.mkdir(parents=True, exist_ok=True)
-    pid_file, out, err, status = (spool / n for n in ("pid", "stdout", "stderr", "status"))
+    answer = _adopt_running(run, spool)
+    if answer is not None:
+        return answer
+    landing = run.landing
+    landed = None if landing is None else landing.adopt(run.timeout, run.heartbeat, run.beat_every)
+    if landed is not None:
+        return _adopted(run.name, landed)
+    if run.starting is not None:
+        run.starting()
+    return _wait(run, spool, _start(run, spool))
+
+
+_FILES = ("pid", "stdout", "stderr", "status")
+"""The spool's files: the wrapper's pid, the command's output, its exit status."""
+
+
+def _adopt_running(run: _Run, spool: Path) -> JSONObject | None:
+    """The answer of the run a dead worker's wrapper left in the spool, waited for while it
+    runs (StepFailed when it runs out of time); None when there is none to adopt."""
+    pid_file, out, err, status = (spool / n for n in _FILES)
     if (spool / "request.json").exists() and not pid_file.exists():
         # A step may have been started a moment ago by a worker that died at once: its
         # wrapper writes the pid first thing. Give it that moment before starting anew.
@@ -113,41 +135,42 @@ def _run_spooled(run: _Run, spool: Path) -> dict[str, Any]:
         while not pid_file.exists() and time.monotonic() < grace:
             time.sleep(0.05)
     pid = _read_pid(pid_file)
-    if pid is not None:
-        started_at = pid_file.stat().st_mtime
-        deadline = time.monotonic() + max(0.0, started_at + timeout - time.time())
-        last_beat = time.monotonic()
-        while _running(pid, status) and time.monotonic() < deadline:
-            time.sleep(0.05)
-            if heartbeat is not None and time.monotonic() - last_beat >= beat_every:
-                heartbeat()
-                last_beat = time.monotonic()
-        if _running(pid, status):
-            _kill_group(pid)
-            raise StepFailed(f"{name} step timed out after {timeout:g}s")
-        if status.is_file():
-            return _answer(name, status, out, err)
-        # It died without an exit status (killed with us, say): run it again.
-    landed = None if landing is None else landing.adopt(timeout, heartbeat, beat_every)
-    if landed is not None:
-        return _adopted(name, landed)
-    if starting is not None:
-        starting()
+    if pid is None:
+        return None
+    started_at = pid_file.stat().st_mtime
+    deadline = time.monotonic() + max(0.0, started_at + run.timeout - time.time())
+    last_beat = time.monotonic()
+    while _running(pid, status) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        if run.heartbeat is not None and time.monotonic() - last_beat >= run.beat_every:
+            run.heartbeat()
+            last_beat = time.monotonic()
+    if _running(pid, status):
+        _kill_group(pid)
+        raise StepFailed(f"{run.name} step timed out after {run.timeout:g}s")
+    if status.is_file():
+        return _answer(run.name, status, out, err)
+    return None  # it died without an exit status (killed with us, say): run it again
+
+
+def _start(run: _Run, spool: Path) -> subprocess.Popen[bytes]:
+    """The command started under its wrapper, in a session of its own, on a fresh spool."""
+    pid_file, out, err, status = (spool / n for n in _FILES)
     env = None
-    if landing is not None:
-        env = {**os.environ, **landing.begin(f"{socket.gethostname()}:{os.getpid()}")}
+    if run.landing is not None:
+        env = {**os.environ, **run.landing.begin(f"{socket.gethostname()}:{os.getpid()}")}
     for stale in (pid_file, out, err, status):
         stale.unlink(missing_ok=True)
-    (spool / "request.json").write_text(json.dumps(request, ensure_ascii=False), "utf-8")
+    (spool / "request.json").write_text(json.dumps(run.request, ensure_ascii=False), "utf-8")
     try:
         with (
             (spool / "request.json").open("rb") as fin,
             out.open("wb") as fout,
             err.open("wb") as ferr,
         ):
-            proc = subprocess.Popen(
-                ["/bin/sh", "-c", _WRAP, _WRAP_NAME, str(status), str(pid_file), *argv],
-                cwd=cwd,
+            return subprocess.Popen(
+                ["/bin/sh", "-c", _WRAP, _WRAP_NAME, str(status), str(pid_file), *run.argv],
+                cwd=run.cwd,
                 stdin=fin,
                 stdout=fout,
                 stderr=ferr,
@@ -155,10 +178,18 @@ def _run_spooled(run: _Run, spool: Path) -> dict[str, Any]:
                 env=env,
             )
     except OSError as exc:
-        raise StepFailed(f"{name} step {argv[0]!r} could not start: {exc.strerror}") from None
-    deadline = time.monotonic() + timeout
+        raise StepFailed(
+            f"{run.name} step {run.argv[0]!r} could not start: {exc.strerror}"
+        ) from None
+
+
+def _wait(run: _Run, spool: Path, proc: subprocess.Popen[bytes]) -> JSONObject:
+    """The started command's answer, its heartbeat called while it runs; killed, with its whole
+    session, when it runs out of time."""
+    _, out, err, status = (spool / n for n in _FILES)
+    deadline = time.monotonic() + run.timeout
     while True:
-        wait = max(0.0, min(beat_every, deadline - time.monotonic()))
+        wait = max(0.0, min(run.beat_every, deadline - time.monotonic()))
         try:
             proc.wait(timeout=wait)
             break
@@ -166,12 +197,12 @@ def _run_spooled(run: _Run, spool: Path) -> dict[str, Any]:
             if time.monotonic() >= deadline:
                 _kill_group(proc.pid)
                 proc.wait()
-                raise StepFailed(f"{name} step timed out after {timeout:g}s") from None
-            if heartbeat is not None:
-                heartbeat()
+                raise StepFailed(f"{run.name} step timed out after {run.timeout:g}s") from None
+            if run.heartbeat is not None:
+                run.heartbeat()
     if not status.is_file():
-        raise StepFailed(f"{name} step {argv[0]!r} was killed (exit {proc.returncode})")
-    return _answer(name, status, out, err)
+        raise StepFailed(f"{run.name} step {run.argv[0]!r} was killed (exit {proc.returncode})")
+    return _answer(run.name, status, out, err)
 
 
 def _read_pid(pid_file: Path) -> int | None:
@@ -188,18 +219,18 @@ def _failed(name: str, code: str, err: str) -> StepFailed:
     return StepFailed(f"{name} step exited {code}: {sanitize(tail[0])[:300]}")
 
 
-def _adopted(name: str, landed: Mapping[str, Any]) -> dict[str, Any]:
+def _adopted(name: str, landed: JSONObject) -> JSONObject:
     """The answer a wrapper landed in the shared store, as `_answer` would have read it."""
     if landed["status"] != "0":
-        raise _failed(name, landed["status"], landed["stderr"])
+        raise _failed(name, str(landed["status"]), str(landed["stderr"]))
     if "answer" not in landed:
         raise StepFailed(f"{name} step answered something that is not a JSON object")
-    answer = Landed(landed["answer"])
-    answer.leaks = list(landed.get("leaks") or [])
+    answer = Landed(as_object(landed["answer"]))
+    answer.leaks = as_list(landed.get("leaks"))
     return answer
 
 
-def _answer(name: str, status: Path, out: Path, err: Path) -> dict[str, Any]:
+def _answer(name: str, status: Path, out: Path, err: Path) -> JSONObject:
     code = status.read_text().strip()
     raw_out, raw_err = out.read_bytes(), err.read_text("utf-8", "replace")
     _scrub(out, err, raw_out, raw_err)
@@ -229,7 +260,7 @@ def _scrub(out: Path, err: Path, raw_out: bytes, raw_err: str) -> None:
 
 def expect_fields(
     name: str,
-    answer: Mapping[str, Any],
+    answer: Mapping[str, object],
     allowed: Mapping[str, type | tuple[type, ...]],
     required: Sequence[str],
 ) -> None:

@@ -8,23 +8,29 @@ import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar, cast
 
 from gitpub import intake
+from gitpub.config import StepSpec
 from gitpub.context import Context
 from gitpub.core import userdirs
 from gitpub.core.files import write_atomic
+from gitpub.core.jsonvalue import JSONObject
 from gitpub.core.states import State
 from gitpub.prepare import manifest, secrets, steps
+from gitpub.prepare.answers import RawAnswer, Request
 from gitpub.prepare.landing import Landing
 from gitpub.prepare.protocol import StepFailed
 from gitpub.scan.sanitize import sanitize_obj
 from gitpub.store import jobs
-from gitpub.store.jobs import Job, JobUpdate, Move
+from gitpub.store.jobs import Detail, Job, JobUpdate, Move
 from gitpub.trust import Gate
 
+A = TypeVar("A", bound=RawAnswer)
+"""A step's answer, of the type its checked contract gives it (`answers`)."""
 
-def answer_bytes(answer: dict[str, Any]) -> bytes:
+
+def answer_bytes(answer: RawAnswer) -> bytes:
     """A step answer as its file holds it: the bytes its recorded hash is taken of."""
     return json.dumps(answer, sort_keys=True, ensure_ascii=False).encode("utf-8")
 
@@ -55,9 +61,7 @@ class Recorder:
     def _step_file(self, name: str) -> Path:
         return self.dir / "steps" / f"{name}.json"
 
-    def checkpoint(
-        self, name: str, compute: Callable[[], dict[str, Any]], durable: bool = True
-    ) -> dict[str, Any]:
+    def checkpoint(self, name: str, compute: Callable[[], A], durable: bool = True) -> A:
         """The step's answer: the recorded one when the step already finished, else computed
         now, stored, and recorded as an event carrying its hash (at once when `durable`,
         else with the next durable record: see `note`)."""
@@ -65,7 +69,7 @@ class Recorder:
         if name in self.done and path.is_file():
             data = path.read_bytes()
             if manifest.sha256_bytes(data) == self.done[name].get("sha256"):
-                stored: dict[str, Any] = json.loads(data)
+                stored: A = json.loads(data)
                 return stored
         if durable:
             # An external command may run for minutes: the job is visibly PREPARING (and a
@@ -83,12 +87,13 @@ class Recorder:
         # token becomes a redaction marker. What leaked is kept as kind, line and
         # fingerprint, so the REVIEW can name it and a person can allow it.
         raw = computed
-        answer: dict[str, Any] = sanitize_obj(raw, self.allow)
+        # Sanitizing keeps the answer's shape: it is still the step's own type.
+        answer = cast(A, sanitize_obj(cast(JSONObject, raw), self.allow))
         # An answer adopted from the shared store was sanitized where it landed; what it
         # leaked came with it.
         leaks = secrets.leaks(raw, self.allow) or list(getattr(raw, "leaks", []))
         if leaks:
-            answer["leaks"] = leaks
+            answer = cast(A, {**answer, "leaks": leaks})
         self.beat()
         data = answer_bytes(answer)
         digest = manifest.sha256_bytes(data)
@@ -99,8 +104,8 @@ class Recorder:
         return answer
 
     def call(
-        self, kind: str, spec: Any, request: dict[str, Any], spool: str | None = None
-    ) -> dict[str, Any]:
+        self, kind: str, spec: StepSpec, request: Request, spool: str | None = None
+    ) -> RawAnswer:
         """Run step `kind`; `spool` names its spool when one step runs more than once (the
         scan step, once per text file)."""
         return steps.call(
@@ -141,7 +146,7 @@ class Recorder:
     def note(
         self,
         step: str,
-        detail: dict[str, Any],
+        detail: Detail,
         values: JobUpdate | None = None,
         *,
         durable: bool,

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from gitpub.config import StepsConfig, StepSpec
 from gitpub.context import memo
 from gitpub.core.throttle import Throttle
 from gitpub.prepare import builtins
+from gitpub.prepare.answers import (
+    DraftAnswer,
+    DraftRequest,
+    GateAnswer,
+    GateRequest,
+    JudgeAnswer,
+    JudgeRequest,
+    RawAnswer,
+    Request,
+)
 from gitpub.prepare.landing import Landing
 from gitpub.prepare.protocol import StepFailed, expect_fields, run_external
 from gitpub.trust import Gate
@@ -27,14 +37,20 @@ _JUDGE_FIELDS: dict[str, type | tuple[type, ...]] = {
 
 def _builtin(
     name: str, kind: str, cfg: StepsConfig, allow: Iterable[str], memos: dict[str, object]
-) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    table: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
-        "passthrough": builtins.passthrough,
+) -> Callable[[Request], RawAnswer]:
+    # Each built-in reads the request of the step kind it is made for; the config names it
+    # for that kind (`builtin:similarity` judges, `builtin:mdx` validates).
+    table: dict[str, Callable[[Request], RawAnswer]] = {
+        "passthrough": lambda r: builtins.passthrough(cast(DraftRequest, r)),
         "similarity": lambda r: builtins.judge(
-            r, cfg.similarity_skip, cfg.similarity_update, cfg.similar, memo(memos, builtins.Grams)
+            cast(JudgeRequest, r),
+            cfg.similarity_skip,
+            cfg.similarity_update,
+            cfg.similar,
+            memo(memos, builtins.Grams),
         ),
-        "secrets": lambda r: builtins.secrets(r, allow),
-        "mdx": builtins.mdx,
+        "secrets": lambda r: builtins.secrets(cast(GateRequest, r), allow),
+        "mdx": lambda r: builtins.mdx(cast(GateRequest, r)),
     }
     fn = table.get(name)
     if fn is None:
@@ -45,7 +61,7 @@ def _builtin(
 def call(
     kind: str,
     spec: StepSpec,
-    request: Mapping[str, Any],
+    request: Request,
     cfg: StepsConfig,
     *,
     gate: Gate,
@@ -57,7 +73,7 @@ def call(
     landing: Landing | None = None,
     memos: dict[str, object] | None = None,
     throttle: Throttle | None = None,
-) -> dict[str, Any]:
+) -> RawAnswer:
     """`allow` (fingerprints a person allowed) reaches the built-in secrets gate only: the
     step protocol of external commands stays `{"path", "text"}`. `memos`: the Context's, where
     built-in steps keep what outlives one job (the similarity judge's 3-grams). `throttle`:
@@ -86,13 +102,14 @@ def call(
         )
 
 
-def check_draft(answer: Mapping[str, Any]) -> None:
+def check_draft(answer: RawAnswer) -> DraftAnswer:
     expect_fields("draft", answer, _DRAFT_FIELDS, ["text"])
     if not str(answer["text"]).strip():
         raise StepFailed("draft step answered an empty text")
+    return cast(DraftAnswer, answer)  # its fields and their types, checked
 
 
-def check_judge(answer: Mapping[str, Any], mode: str) -> None:
+def check_judge(answer: RawAnswer, mode: str) -> JudgeAnswer:
     expect_fields("judge" if mode == "prepare" else "recheck", answer, _JUDGE_FIELDS, ["decision"])
     decision = answer["decision"]
     allowed = ("NEW", "UPDATE", "SKIP") if mode == "prepare" else ("SKIP", "KEEP")
@@ -105,12 +122,14 @@ def check_judge(answer: Mapping[str, Any], mode: str) -> None:
         raise StepFailed("judge answered UPDATE without a target")
     if mode == "recheck" and "target" in answer:
         raise StepFailed("recheck judge answered a target; it may only SKIP or KEEP")
+    return cast(JudgeAnswer, answer)  # its fields and their types, checked
 
 
-def check_gate(kind: str, answer: Mapping[str, Any]) -> None:
+def check_gate(kind: str, answer: RawAnswer) -> GateAnswer:
     expect_fields(kind, answer, _GATE_FIELDS, ["ok"])
+    return cast(GateAnswer, answer)  # its fields and their types, checked
 
 
-def external(spec: Any) -> bool:
+def external(spec: StepSpec) -> bool:
     """A step that runs a command (not `builtin:…`): its answer is recorded durably at once."""
     return not (isinstance(spec, str) and spec.startswith("builtin:"))

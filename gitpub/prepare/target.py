@@ -12,11 +12,11 @@ import datetime as dt
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from gitpub.config import Config, StepsConfig
 from gitpub.core.jsonvalue import text_or_none
 from gitpub.core.states import State
+from gitpub.prepare.answers import JudgeAnswer
 from gitpub.prepare.builtins import shown
 from gitpub.site import paths
 from gitpub.site.article import Article
@@ -192,7 +192,7 @@ def accepted_similar(events: Iterable[Event]) -> frozenset[str]:
 
 def after_judge(
     target: Target,
-    verdict: Mapping[str, Any],
+    verdict: JudgeAnswer,
     steps: StepsConfig,
     accepted: frozenset[str] = frozenset(),
 ) -> Verdict | None:

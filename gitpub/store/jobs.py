@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict, cast
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -18,6 +18,9 @@ from gitpub.core.states import State, check_transition
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 from gitpub.store import folders
 from gitpub.store.db import Connection, Row, Store, now, scalar
+
+JobKind = Literal["article", "topic"]
+"""A job publishes one article, or the article a topic's session closed into."""
 
 
 class JobUpdate(TypedDict, total=False):
@@ -53,7 +56,7 @@ class PublicJob(TypedDict):
     job_id: str
     state: str
     failure_code: str | None
-    kind: str
+    kind: JobKind
     idempotency_key: str
     key_sha256: str
     topic: str | None
@@ -101,7 +104,7 @@ class LeaseLost(Signal):
 class Job(NamedTuple):
     job_id: JobId
     idempotency_key: str
-    kind: str
+    kind: JobKind
     state: State
     failure_code: str | None
     source_sha256: Sha256

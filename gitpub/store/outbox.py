@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 from gitpub.core import clock
 from gitpub.scan.sanitize import sanitize
@@ -32,7 +32,16 @@ def enqueue_publish(conn: Connection, job_id: str) -> None:
     )
 
 
-def settle_publish(conn: Connection, job_id: str, status: str) -> None:
+PublishStatus = Literal[
+    "pending", "delivered", "skipped", "conflict", "review", "retried", "abandoned"
+]
+"""A job's `blog_publish` row: pending until its job is delivered or ends otherwise."""
+
+ExternalStatus = Literal["pending", "delivered", "superseded", "conflict"]
+"""An `external_sync` row (a hand edit): see the constants below."""
+
+
+def settle_publish(conn: Connection, job_id: str, status: PublishStatus) -> None:
     """Mark the job's publish row with its final status (delivered, skipped, conflict, ...)."""
     conn.execute(
         "UPDATE blog_publication_outbox SET status = ? WHERE event_id = ?",
@@ -42,12 +51,12 @@ def settle_publish(conn: Connection, job_id: str, status: str) -> None:
 
 # ------------------------------------------------------------------ external_sync rows
 
-PENDING = "pending"
-DELIVERED = "delivered"  # confirmed on the remote branch
-SUPERSEDED = "superseded"  # the change it named is gone or was folded into a later event
-CONFLICT = "conflict"  # rebasing it onto the remote conflicts: a person has to merge
+PENDING: Final = "pending"
+DELIVERED: Final = "delivered"  # confirmed on the remote branch
+SUPERSEDED: Final = "superseded"  # the change it named is gone or was folded into a later event
+CONFLICT: Final = "conflict"  # rebasing it onto the remote conflicts: a person has to merge
 
-EXTERNAL_STATUSES = (PENDING, DELIVERED, SUPERSEDED, CONFLICT)
+EXTERNAL_STATUSES: tuple[ExternalStatus, ...] = (PENDING, DELIVERED, SUPERSEDED, CONFLICT)
 
 
 class ExternalEvent(NamedTuple):
@@ -55,7 +64,7 @@ class ExternalEvent(NamedTuple):
     # to create the class (nor import `dataclasses`).
     event_id: str
     payload: dict[str, Any]
-    status: str
+    status: ExternalStatus
     attempt: int
     next_attempt_at: str
 
@@ -97,7 +106,7 @@ def register_external(store: Store, payload: Mapping[str, object]) -> tuple[str,
     return event_id, bool(inserted or revived)
 
 
-def external_events(store: Store, status: str | None = PENDING) -> list[ExternalEvent]:
+def external_events(store: Store, status: ExternalStatus | None = PENDING) -> list[ExternalEvent]:
     """This clone's external_sync rows (with `status`, or all when None), oldest first."""
     sql = "SELECT * FROM blog_publication_outbox WHERE kind = 'external_sync'"
     args: tuple[str, ...] = ()
@@ -116,7 +125,7 @@ def due_external(store: Store) -> list[ExternalEvent]:
     return [e for e in external_events(store) if e.next_attempt_at <= stamp]
 
 
-def settle_external(store: Store, event_id: str, status: str) -> None:
+def settle_external(store: Store, event_id: str, status: ExternalStatus) -> None:
     """Give a pending external_sync row its final status (a conflict can still turn out
     delivered, once a person merged it)."""
     assert status in EXTERNAL_STATUSES and status != PENDING, status

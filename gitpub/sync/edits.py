@@ -14,6 +14,7 @@ import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from gitpub.context import Context
 from gitpub.core import clock
@@ -293,9 +294,13 @@ def _commit_worktree(ctx: Context) -> None:
         gx.commit_changes(ctx, event_id)
 
 
+Verdict = Literal["delivered", "superseded", "push", "wait"]
+"""What the remote says of a hand edit's event: settled (as its outbox status), or not yet."""
+
+
 def _verdict(
     ctx: Context, event: ExternalEvent, local: str | None, tip: str, watching: bool
-) -> str:
+) -> Verdict:
     """delivered (the remote holds it), push (the local branch holds it, the remote not yet),
     superseded (the change is gone, or lives on as a later event) or wait (cannot tell now)."""
     kind = event.payload.get("type")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from gitpub.config import STEP_ROLES, Config
 from gitpub.core.errors import ConfigError, GitpubError
@@ -31,7 +32,7 @@ __all__ = [
     "standing",
 ]
 
-FAILURE_CODE = "not_allowed"
+FAILURE_CODE: Final = "not_allowed"
 """The failure_code of a job held in REVIEW because its commands are not allowed."""
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 from gitpub.config import Config
 from gitpub.core import clock
@@ -45,85 +46,106 @@ def shared_database(report: Report, repo: Repo, cfg: Config) -> Iterator[Connect
         store.close()
 
 
+_REBUILD = "git blogpub reconcile --rebuild (rebuilds it from the job folders)"
+
+
 @contextlib.contextmanager
 def database(report: Report, repo: Repo) -> Iterator[Connection | None]:
     """The job database after `PRAGMA integrity_check`; None when absent or unusable.
 
     Opened without gitpub's Store: that would create a missing one and migrate an old one."""
     path = database_file(repo.state_dir)
-    rebuild = "git blogpub reconcile --rebuild (rebuilds it from the job folders)"
     if not path.is_file():
         why = lost.why_lost(repo.state_dir, None)
         if why:
-            report.add("database", PROBLEM, f"job database lost: {why}", rebuild)
+            report.add("database", PROBLEM, f"job database lost: {why}", _REBUILD)
         else:
             report.add("database", OK, "no job database yet (the first submit makes it)")
         yield None
         return
-    recover = (
-        f"stop every gitpub worker; in {path.parent}: `sqlite3 {FILE} .recover | sqlite3 "
-        "recovered.sqlite3`, check it with `sqlite3 recovered.sqlite3 'PRAGMA integrity_check'`, "
-        f"move {FILE} (and its -wal, -shm files) aside and recovered.sqlite3 in its place"
-    )
     conn = None
     try:
         try:
             conn = reads.open_raw(path)
-            rows, broken_links, version = reads.health(conn)
-        except Unavailable as fault:
-            # The machine's trouble (a full disk, a failing filesystem): no rebuild, no
-            # recovery of a database that is intact.
-            words, fix = fault.message.split("; the database itself is not lost: ", 1)
-            report.add("database", PROBLEM, f"{words}; not lost", fix)
-            yield None
-            return
+            health = reads.health(conn)
         except StoreError as exc:
-            report.add(
-                "database",
-                PROBLEM,
-                f"{_lost(repo)}{path}: unusable: {exc.detail}",
-                _fix(repo, recover),
-            )
+            _open_failed(report, repo, path, exc)
             yield None
             return
-        if rows != ["ok"]:
-            first = str(rows[0]).splitlines()
-            detail = next((line for line in first if not line.startswith("***")), first[0])
-            report.add(
-                "database",
-                PROBLEM,
-                f"{_lost(repo)}{path}: integrity check failed: {detail}",
-                _fix(repo, recover),
-            )
-            yield None
-            return
-        if version > SCHEMA_VERSION:
-            report.add(
-                "database",
-                PROBLEM,
-                f"{path}: schema {version} is newer than this gitpub's ({SCHEMA_VERSION})",
-                "upgrade gitpub on this machine",
-            )
-            yield None
-            return
-        why = lost.why_lost(repo.state_dir, conn) if version >= 2 else None
-        if why:
-            report.add("database", PROBLEM, f"job database lost: {why}", rebuild)
-            yield None
-            return
-        if broken_links:
-            report.add(
-                "database",
-                PROBLEM,
-                f"{path}: {len(broken_links)} row(s) refer to jobs that do not exist",
-                recover,
-            )
-        else:
-            report.add("database", OK, f"{path}: integrity check ok (schema {version})")
-        yield conn
+        yield conn if _usable(report, repo, path, conn, health) else None
     finally:
         if conn is not None:
             conn.close()
+
+
+def _recover(path: Path) -> str:
+    """How a person recovers what SQLite can still read of a damaged database."""
+    return (
+        f"stop every gitpub worker; in {path.parent}: `sqlite3 {FILE} .recover | sqlite3 "
+        "recovered.sqlite3`, check it with `sqlite3 recovered.sqlite3 'PRAGMA integrity_check'`, "
+        f"move {FILE} (and its -wal, -shm files) aside and recovered.sqlite3 in its place"
+    )
+
+
+def _open_failed(report: Report, repo: Repo, path: Path, exc: StoreError) -> None:
+    """What stopped the database from being opened or read, and what to do about it."""
+    if isinstance(exc, Unavailable):
+        # The machine's trouble (a full disk, a failing filesystem): no rebuild, no
+        # recovery of a database that is intact.
+        words, fix = exc.message.split("; the database itself is not lost: ", 1)
+        report.add("database", PROBLEM, f"{words}; not lost", fix)
+        return
+    report.add(
+        "database",
+        PROBLEM,
+        f"{_lost(repo)}{path}: unusable: {exc.detail}",
+        _fix(repo, _recover(path)),
+    )
+
+
+def _usable(
+    report: Report,
+    repo: Repo,
+    path: Path,
+    conn: Connection,
+    health: tuple[list[str], list[object], int],
+) -> bool:
+    """Whether doctor reads on from the database: it passed its integrity check, is of a schema
+    this gitpub reads and no stand-in for a lost one (`reads.health`); what is wrong with it is
+    reported, and so are rows that refer to jobs that do not exist."""
+    rows, broken_links, version = health
+    if rows != ["ok"]:
+        first = str(rows[0]).splitlines()
+        detail = next((line for line in first if not line.startswith("***")), first[0])
+        report.add(
+            "database",
+            PROBLEM,
+            f"{_lost(repo)}{path}: integrity check failed: {detail}",
+            _fix(repo, _recover(path)),
+        )
+        return False
+    if version > SCHEMA_VERSION:
+        report.add(
+            "database",
+            PROBLEM,
+            f"{path}: schema {version} is newer than this gitpub's ({SCHEMA_VERSION})",
+            "upgrade gitpub on this machine",
+        )
+        return False
+    why = lost.why_lost(repo.state_dir, conn) if version >= 2 else None
+    if why:
+        report.add("database", PROBLEM, f"job database lost: {why}", _REBUILD)
+        return False
+    if broken_links:
+        report.add(
+            "database",
+            PROBLEM,
+            f"{path}: {len(broken_links)} row(s) refer to jobs that do not exist",
+            _recover(path),
+        )
+    else:
+        report.add("database", OK, f"{path}: integrity check ok (schema {version})")
+    return True
 
 
 def _lost(repo: Repo) -> str:
