@@ -54,7 +54,13 @@ class Cursor(Protocol):
 
 class Connection(Protocol):
     """What the queries of `gitpub.store` are run on, whichever store: SQLite's SQL with `?`
-    parameters; every failure is a `gitpub.store.errors.StoreError`."""
+    parameters; every failure is a `gitpub.store.errors.StoreError`.
+
+    `statements` counts what was sent on it (one per `execute`, one per row of an
+    `executemany`, and a transaction's BEGIN and COMMIT): on a shared store each is a round
+    trip to the server, the cost a fleet pays per job (tests/store/test_statements.py)."""
+
+    statements: int
 
     def execute(self, sql: str, params: Sequence[object] = (), /) -> Cursor: ...
     def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> Cursor: ...
@@ -277,22 +283,26 @@ class _Cursor:
 class SqliteConnection:
     """An `sqlite3` connection whose failures are the store's own exceptions."""
 
-    __slots__ = ("path", "raw")
+    __slots__ = ("path", "raw", "statements")
 
     def __init__(self, raw: sqlite3.Connection, path: Path) -> None:
         raw.row_factory = sqlite3.Row
         self.raw = raw
         self.path = path
+        self.statements = 0
 
     def execute(self, sql: str, params: Sequence[object] = (), /) -> _Cursor:
+        self.statements += 1
         try:
             return _Cursor(self.raw.execute(sql, params), self.path)
         except sqlite3.Error as exc:
             raise wrapped(exc, self.path) from None
 
     def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> _Cursor:
+        rows = list(seq)
+        self.statements += len(rows)
         try:
-            return _Cursor(self.raw.executemany(sql, seq), self.path)
+            return _Cursor(self.raw.executemany(sql, rows), self.path)
         except sqlite3.Error as exc:
             raise wrapped(exc, self.path) from None
 

@@ -146,6 +146,7 @@ class PgConnection:
     def __init__(self, pg: psycopg.Connection[DriverRow], dsn: str) -> None:
         self.pg = pg
         self._dsn = dsn
+        self.statements = 0
 
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
@@ -157,13 +158,16 @@ class PgConnection:
             raise failure(exc, self._dsn) from None
 
     def execute(self, sql: str, params: Sequence[object] = (), /) -> Cursor:
+        self.statements += 1
         with self.errors():
             return PgCursor(self.pg.execute(translate(sql), [_param(p) for p in params]), self)
 
     def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> Cursor:
+        rows = [[_param(p) for p in ps] for ps in seq]
+        self.statements += len(rows)
         with self.errors():
             cursor = self.pg.cursor()
-            cursor.executemany(translate(sql), [[_param(p) for p in ps] for ps in seq])
+            cursor.executemany(translate(sql), rows)
             return PgCursor(cursor, self)
 
 
@@ -259,6 +263,7 @@ class PgStore(Store):
     @contextlib.contextmanager
     def transaction(self) -> Iterator[StoreConnection]:
         committed = False
+        self.conn.statements += 2  # BEGIN and COMMIT (or ROLLBACK), which psycopg sends
         try:
             with self.conn.errors(), self.conn.pg.transaction():
                 yield self.conn
