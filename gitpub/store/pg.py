@@ -28,8 +28,8 @@ from gitpub.core.ids import sha256_hex
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import mirror, url
 from gitpub.store.blogs import Blog, find_schema, registry
+from gitpub.store.db import Claimed, Cursor, Row, Store, at, now, parse_time, scalar
 from gitpub.store.db import Connection as StoreConnection
-from gitpub.store.db import Cursor, Row, Store, at, now, parse_time, scalar
 from gitpub.store.dialect import translate
 from gitpub.store.errors import Duplicate, StoreError, Unavailable
 from gitpub.store.leases import lease_holder_dead
@@ -268,8 +268,8 @@ class PgStore(Store):
             with self.conn.errors(), self.conn.pg.transaction():
                 yield self.conn
                 # Once per job, however many of its changes the transaction holds.
-                for job_id in sorted(self._touched):
-                    self._files.keep(self.conn, job_id)
+                if self._touched:
+                    self._files.keep(self.conn, sorted(self._touched))
             committed = True
         finally:
             self._touched.clear()
@@ -290,11 +290,38 @@ class PgStore(Store):
         value = scalar(conn, "SELECT nextval('blog_lease_token')")
         return f"{int(value):020d}"
 
+    def claim_rows(
+        self,
+        conn: StoreConnection,
+        where: str,
+        params: Sequence[object],
+        lease: tuple[str, str],
+        limit: int,
+    ) -> list[Claimed]:
+        """One statement, whatever `limit`: the rows `where` picks are read `FOR UPDATE SKIP
+        LOCKED` (a row another worker is claiming this instant is skipped, not waited for)
+        and leased with tokens from the sequence; the old lease comes back beside the new."""
+        rows = conn.execute(
+            "WITH picked AS (SELECT job_id, lease_owner, lease_token FROM blog_publication"
+            f" {where} ORDER BY created_at, job_id LIMIT ? FOR UPDATE SKIP LOCKED)"
+            " UPDATE blog_publication SET lease_owner = ?,"
+            " lease_token = lpad(nextval('blog_lease_token')::text, 20, '0'),"
+            " lease_expires_at = ? FROM picked WHERE blog_publication.job_id = picked.job_id"
+            " RETURNING blog_publication.*, picked.lease_owner AS previous_owner,"
+            " picked.lease_token AS previous_token",
+            [*params, limit, lease[0], lease[1]],
+        ).fetchall()
+        rows.sort(key=lambda r: (r["created_at"], r["job_id"]))
+        return [Claimed(r, r["previous_owner"], r["previous_token"]) for r in rows]
+
     def keep_folder(self, conn: StoreConnection, job_id: str) -> None:
         self._touched.add(job_id)  # sent when the transaction ends, in it
 
     def fetch_folder(self, job_id: str) -> None:
-        self._files.fetch(job_id)
+        self._files.fetch([job_id])
+
+    def fetch_folders(self, job_ids: Sequence[str]) -> None:
+        self._files.fetch(job_ids)
 
     @contextlib.contextmanager
     def fleet(self, name: str) -> Iterator[None]:
