@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -276,6 +277,17 @@ class Store:
         """`fetch_folder` for several jobs at once (a batch of claims)."""
 
     def replaced(self) -> bool:
+        return False
+
+    def announce(self, conn: Connection) -> None:
+        """Inside a transaction that gives the fleet work (a job submitted, one due or ready
+        again): wake the workers waiting for work (`wait`) once it commits."""
+
+    def wait(self, timeout: float) -> bool:
+        """Between two passes of a long-running worker: return once work may have come
+        (True), or after `timeout` seconds (False). Only the shared store is told of work;
+        here it is the pause itself."""
+        time.sleep(timeout)
         return False
 
     def fleet(self, name: str) -> contextlib.AbstractContextManager[None]:

@@ -393,6 +393,8 @@ def _update(
         row = _write(store, conn, job, to, values)
         append_event(conn, job.job_id, job.state if to else None, to, step, detail)
         store.keep_folder(conn, job.job_id)
+        if to in WAKES:
+            store.announce(conn)
         if also is not None:
             also(conn)
     return Job.from_row(row)
@@ -417,6 +419,11 @@ def _write(
         raise LeaseLost(f"job {job.job_id}: no longer {job.state} under this worker's lease")
     return row
 
+
+WAKES = frozenset({State.RECEIVED, State.READY_TO_COMMIT, State.LOCAL_COMMITTED})
+"""States a job enters with work another worker may take at once: received (a scheduled
+job come due, an operator's retry), ready to commit and deliver. A change into one of them
+wakes the waiting workers (`Store.announce`); a submission does too (`insert`)."""
 
 NO_VALUES = cast(JobUpdate, MappingProxyType({}))  # shared: never mutated
 """A Move's field changes when it has none: shared by every Move, so read-only."""
@@ -467,6 +474,8 @@ def transition_all(
         _append_events(conn, events)
         for job_id in plans:
             store.keep_folder(conn, job_id)
+        if any(p.to in WAKES for p in plans.values()):
+            store.announce(conn)
         if also is not None:
             also(conn)
     fresh = {job_id: Job.from_row(row) for job_id, row in rows.items()}
@@ -485,6 +494,7 @@ def insert(store: Store, conn: Connection, values: Mapping[str, object]) -> None
         [_stored(n, values[n]) for n in names],
     )
     store.keep_folder(conn, str(values["job_id"]))
+    store.announce(conn)  # a submitted job: the waiting workers take it at once
 
 
 _DIGESTS = frozenset(

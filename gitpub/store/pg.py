@@ -210,6 +210,7 @@ class PgStore(Store):
         self.opened_at = time.time()
         self._files = mirror.Mirror(self.conn, self.path.parent / "jobs", self.opened_at)
         self._touched: set[str] = set()
+        self._listening = False
 
     @property
     def identity(self) -> str:
@@ -313,6 +314,26 @@ class PgStore(Store):
         ).fetchall()
         rows.sort(key=lambda r: (r["created_at"], r["job_id"]))
         return [Claimed(r, r["previous_owner"], r["previous_token"]) for r in rows]
+
+    def announce(self, conn: StoreConnection) -> None:
+        """`NOTIFY` on the blog's channel, sent by the server when the transaction commits
+        (several in one transaction are one)."""
+        conn.execute(f"NOTIFY {self.schema}")
+
+    def wait(self, timeout: float) -> bool:
+        """`LISTEN` on the blog's channel (from the first wait on: a worker that never
+        waits keeps no backlog), then the first notification, or `timeout`. Whatever came
+        meanwhile (while the pass ran) answers at once, and all of it is drained: one wake
+        for a burst of submissions."""
+        if not self._listening:
+            self.conn.execute(f"LISTEN {self.schema}")
+            self._listening = True
+        with self.conn.errors():
+            woken = any(True for _ in self.conn.pg.notifies(timeout=timeout, stop_after=1))
+            if woken:
+                for _ in self.conn.pg.notifies(timeout=0):
+                    pass
+        return woken
 
     def keep_folder(self, conn: StoreConnection, job_id: str) -> None:
         self._touched.add(job_id)  # sent when the transaction ends, in it

@@ -355,9 +355,9 @@ MUTANTS = (
     Mutant(
         "the worker waits holding the delivery lock",
         "gitpub/ops/runner.py",
-        "                time.sleep(interval)\n",
+        "                ctx.store.wait(interval)\n",
         '                with ctx.locks.hold("delivery"):\n'
-        "                    time.sleep(interval)\n",
+        "                    ctx.store.wait(interval)\n",
         (RECOVERY + "test_retry_waits_hold_no_lock",),
     ),
     Mutant(
@@ -664,6 +664,27 @@ MUTANTS = (
         'lease_holder_dead(holder[0].partition(" ")[0])\n',
         "                dead = False\n",
         ("tests/store/test_shared_store.py::test_a_push_lock_whose_holder_died_is_taken_at_once",),
+    ),
+    Mutant(
+        "a submission wakes no waiting worker",
+        "gitpub/store/jobs.py",
+        "    store.announce(conn)  # a submitted job: the waiting workers take it at once\n",
+        "",
+        (
+            "tests/store/test_wake.py::test_a_submission_ends_a_waiting_workers_wait",
+            "tests/store/test_wake.py::"
+            "test_a_long_running_worker_publishes_a_submission_without_waiting_its_interval",
+        ),
+    ),
+    Mutant(
+        "a long-running worker sleeps its interval instead of waiting on the store",
+        "gitpub/ops/runner.py",
+        "                ctx.store.wait(interval)\n",
+        "                time.sleep(interval)\n",
+        (
+            "tests/store/test_wake.py::"
+            "test_a_long_running_worker_publishes_a_submission_without_waiting_its_interval",
+        ),
     ),
     Mutant(
         "a claim of several jobs takes rows another claim holds",
