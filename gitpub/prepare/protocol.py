@@ -156,22 +156,36 @@ def _run_spooled(run: _Run, spool: Path) -> dict[str, Any]:
             )
     except OSError as exc:
         raise StepFailed(f"{name} step {argv[0]!r} could not start: {exc.strerror}") from None
-    deadline = time.monotonic() + timeout
-    while True:
-        wait = max(0.0, min(beat_every, deadline - time.monotonic()))
-        try:
-            proc.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            if time.monotonic() >= deadline:
-                _kill_group(proc.pid)
-                proc.wait()
-                raise StepFailed(f"{name} step timed out after {timeout:g}s") from None
-            if heartbeat is not None:
-                heartbeat()
+    _await(proc, status, run)
     if not status.is_file():
         raise StepFailed(f"{name} step {argv[0]!r} was killed (exit {proc.returncode})")
     return _answer(name, status, out, err)
+
+
+def _await(proc: subprocess.Popen[bytes], status: Path, run: _Run) -> None:
+    """Until the command's exit status is written (or its wrapper ended without one). Not
+    until the wrapper ends: on the shared store it goes on to land the answer, which this
+    worker, alive, records itself; the lander runs on, in its own session, for the case
+    this worker dies."""
+    deadline = time.monotonic() + run.timeout
+    last_beat = time.monotonic()
+    while not status.is_file():
+        try:
+            proc.wait(timeout=_POLL)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+        if time.monotonic() >= deadline:
+            _kill_group(proc.pid)
+            proc.wait()
+            raise StepFailed(f"{run.name} step timed out after {run.timeout:g}s") from None
+        if run.heartbeat is not None and time.monotonic() - last_beat >= run.beat_every:
+            run.heartbeat()
+            last_beat = time.monotonic()
+
+
+_POLL = 0.02
+"""Seconds between two looks for a running step's exit status."""
 
 
 def _read_pid(pid_file: Path) -> int | None:

@@ -666,6 +666,16 @@ MUTANTS = (
         ("tests/store/test_shared_store.py::test_a_push_lock_whose_holder_died_is_taken_at_once",),
     ),
     Mutant(
+        "a late lander answers a newer run of its step",
+        "gitpub/store/spools.py",
+        '            " WHERE job_id = ? AND name = ? AND started_at = ?",\n',
+        '            " WHERE job_id = ? AND name = ? AND (started_at = ? OR 1 = 1)",\n',
+        (
+            "tests/store/test_shared_store.py::"
+            "test_a_late_lander_never_answers_a_newer_run_of_its_step",
+        ),
+    ),
+    Mutant(
         "a submission wakes no waiting worker",
         "gitpub/store/jobs.py",
         "    store.announce(conn)  # a submitted job: the waiting workers take it at once\n",

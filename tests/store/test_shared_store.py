@@ -238,3 +238,22 @@ def test_a_push_lock_whose_holder_died_is_taken_at_once(blog: Blog, shared: str)
     worker.start()
     worker.join(timeout=20)
     assert got.is_set()
+
+
+def test_a_late_lander_never_answers_a_newer_run_of_its_step(blog: Blog, shared: str) -> None:
+    """A worker takes a step's answer as soon as the command wrote its exit status, while
+    the wrapper goes on to land it: that landing may come after the step was begun anew.
+    It names the run it belongs to, so it answers that run or nothing."""
+    from gitpub.store import spools
+
+    job_id = blog.submit("late", article("Late", "A lander that comes late."))
+    with open_context(blog.root) as ctx:
+        first = spools.begin(ctx.store, job_id, "draft", "worker-a")
+        second = spools.begin(ctx.store, job_id, "draft", "worker-b")
+        assert second != first
+        spools.land(ctx.store, job_id, "draft", first, "0", b'{"answer": "old"}')
+        run = spools.get(ctx.store, job_id, "draft")
+        assert run is not None and run.landed is None  # the first run's answer is not this one's
+        spools.land(ctx.store, job_id, "draft", second, "0", b'{"answer": "new"}')
+        run = spools.get(ctx.store, job_id, "draft")
+        assert run is not None and run.landed == b'{"answer": "new"}'
