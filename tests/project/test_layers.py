@@ -102,7 +102,6 @@ its phases. A module may grow as long as it answers one question."""
 STILL_LONG: frozenset[str] = frozenset(
     {
         "gitpub/ops/doctor/state.py:database",
-        "gitpub/prepare/protocol.py:_run_spooled",
         "gitpub/prepare/__init__.py:_run",
         "gitpub/intake/__init__.py:create",
     }
