@@ -115,6 +115,13 @@ PREPARED = (State.SCHEDULED, State.RECEIVED, State.PREPARING)
 """The states a crew's thread takes a job in: its prepare is what overlaps (`crew`)."""
 
 
+COMMITTED_ELSEWHERE: tuple[str, list[object]] = ("WHERE state = 'LOCAL_COMMITTED'", [])
+"""The claim of `_Round._sweep`: committed jobs, left by workers that found the delivery
+lock taken (a job some worker still holds is never claimed)."""
+SWEEPS, SWEPT = 8, 100
+"""At most so many batches of at most so many jobs per sweep: a sweep ends."""
+
+
 class _Round:
     """One pass over the due jobs: each is prepared in turn (with a crew, up to its size at
     once), then those ready are committed together and delivered together, as one batch."""
@@ -187,6 +194,20 @@ class _Round:
         if not self.deliver:
             leases.release_many(ctx.store, held)
             return
+        if held and ctx.store.delivering_elsewhere():
+            # Another node holds the delivery lock: rather than wait for it, leave the
+            # committed jobs to it (it delivers every committed job it can claim before it
+            # lets go) and go on preparing. Whoever next finds the lock free delivers
+            # whatever is still left.
+            leases.release_many(ctx.store, held)
+            self.unmoved.update(j.job_id for j in held)
+            return
+        self._deliver(held)
+        self._sweep()
+
+    def _deliver(self, held: list[Job]) -> None:
+        """Deliver the held jobs together, then give up their leases."""
+        ctx = self.ctx
         try:
             delivered = relay.deliver_all(ctx, held)
         except LeaseLost:
@@ -202,6 +223,21 @@ class _Round:
         self.touched.update(delivered.jobs)
         for job_id, error in delivered.faults.items():
             self._failed(job_id, faults.classify(error))
+
+    def _sweep(self) -> None:
+        """On the shared store, after a delivery: the jobs other workers committed and left
+        for the delivery lock's holder (`flush`), claimed and delivered in batches, until
+        none is left. Each is leased as any claim is, so a job is pushed by one worker, and
+        its commit is made again here from the artifacts its folder holds."""
+        ctx = self.ctx
+        if not ctx.store.shared:
+            return
+        lease = ctx.config.retry.lease_seconds
+        for _ in range(SWEEPS):
+            left = leases.claim_due(ctx.store, COMMITTED_ELSEWHERE, self.owner, lease, SWEPT)
+            if not left:
+                return
+            self._deliver(left)
 
     def _commit(self, held: list[Job]) -> list[Job]:
         """The held jobs with the committable ones committed; those that could not be are

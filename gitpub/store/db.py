@@ -279,6 +279,11 @@ class Store:
     def replaced(self) -> bool:
         return False
 
+    def delivering_elsewhere(self) -> bool:
+        """Whether another node holds the delivery lock right now (`fleet`), as a hint: a
+        worker that finds it taken leaves its committed jobs to that node."""
+        return False
+
     def announce(self, conn: Connection) -> None:
         """Inside a transaction that gives the fleet work (a job submitted, one due or ready
         again): wake the workers waiting for work (`wait`) once it commits."""

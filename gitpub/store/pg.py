@@ -315,6 +315,13 @@ class PgStore(Store):
         rows.sort(key=lambda r: (r["created_at"], r["job_id"]))
         return [Claimed(r, r["previous_owner"], r["previous_token"]) for r in rows]
 
+    def delivering_elsewhere(self) -> bool:
+        row = self.conn.execute(
+            "SELECT holder FROM blog_fleet_lock WHERE name = 'delivery' AND expires_at >= ?",
+            (now(),),
+        ).fetchone()
+        return row is not None and not lease_holder_dead(row[0].partition(" ")[0])
+
     def announce(self, conn: StoreConnection) -> None:
         """`NOTIFY` on the blog's channel, sent by the server when the transaction commits
         (several in one transaction are one)."""

@@ -676,6 +676,18 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a claim takes a job another worker holds",
+        "gitpub/store/leases.py",
+        '    where = f"{due[0]} AND (lease_token IS NULL OR lease_expires_at < ?)"\n',
+        '    where = f"{due[0]} AND (lease_token IS NULL OR lease_expires_at < ? OR 1 = 1)"\n',
+        (
+            "tests/store/test_statements.py::"
+            "test_one_statement_claims_several_jobs_and_skips_those_being_claimed",
+            "tests/store/test_shared_store.py::"
+            "test_a_worker_leaves_its_committed_jobs_to_the_node_delivering",
+        ),
+    ),
+    Mutant(
         "a submission wakes no waiting worker",
         "gitpub/store/jobs.py",
         "    store.announce(conn)  # a submitted job: the waiting workers take it at once\n",
