@@ -17,12 +17,21 @@ are the ones the remote accepted; "bounced" counts jobs a rejected push sent bac
 stacked again (`push:rejected` events: another worker pushed first), and "rechecks" jobs
 that had to be judged again against articles another worker published meanwhile.
 
+`--draft-seconds S` runs every configuration a second time with an external draft step that
+sleeps S seconds, as a model call does (set in the node's user config, so no clone needs to
+trust it), and prints the two runs side by side.
+
+Statements per job: after the rounds, one worker in-process (`--concurrency 1`, built-in
+steps) publishes N jobs on each store, and the store connection's statement counter
+(`Connection.statements`: every statement sent, BEGIN and COMMIT included) is divided by N.
+
 Without `--store`, a throwaway PostgreSQL cluster is started for the run
 (`tests/testing/pgcluster.py`)
 and removed after it.
 
     python benchmarks/bench_fleet.py                          # 40 jobs, 3 rounds
     python benchmarks/bench_fleet.py --jobs 12 --rounds 1
+    python benchmarks/bench_fleet.py --draft-seconds 1        # and with a 1 s draft step
     python benchmarks/bench_fleet.py --store postgresql:///gitpub?host=/run/postgresql
 """
 
@@ -50,11 +59,21 @@ from bench_e2e import _git, articles, blogpub_argv, hermetic_env, make_blog, pus
 STUCK = ("REVIEW", "CONFLICT", "FAILED")  # a job there waits for a person: the run is void
 POLL = 0.25  # seconds between two `status --json`: each is a process that takes a core
 
+# The sleeping draft step: the source back unchanged after BENCH_DRAFT_SECONDS, as a model
+# call spends its time waiting on an API, not on this machine.
+DRAFT = """\
+import json, os, sys, time
+req = json.load(sys.stdin)
+time.sleep(float(os.environ["BENCH_DRAFT_SECONDS"]))
+print(json.dumps({"text": req["source"]}))
+"""
+
 
 @dataclass(frozen=True)
 class Setup:
     store: str  # "SQLite" or "PostgreSQL"
     workers: int
+    draft: float = 0.0  # seconds of the sleeping draft step; 0: the built-in steps
 
     @property
     def label(self) -> str:
@@ -82,6 +101,20 @@ def store_env(url: str | None) -> Iterator[dict[str, str]]:
         yield dict(os.environ)
     finally:
         del os.environ["GITPUB_STORE"]
+
+
+def user_config(scratch: Path, draft: float) -> None:
+    """The node's user config (every worker's): the sleeping draft step, or none."""
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "gitpub" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    if draft <= 0:
+        config.unlink(missing_ok=True)
+        os.environ.pop("BENCH_DRAFT_SECONDS", None)
+        return
+    script = scratch / "draft.py"
+    script.write_text(DRAFT)
+    config.write_text(f"[steps]\ndraft = {json.dumps([sys.executable, str(script)])}\n")
+    os.environ["BENCH_DRAFT_SECONDS"] = str(draft)
 
 
 def submit_all(blog: Path, count: int, seed: int) -> None:
@@ -135,6 +168,7 @@ def run_round(
 ) -> Round:
     blog, remote = make_blog(base)
     shared = url if setup.store == "PostgreSQL" else None
+    user_config(base, setup.draft)
     with store_env(shared) as env:
         submit_all(blog, count, seed)
         if shared is None:
@@ -178,6 +212,32 @@ def run_round(
     return Round(took, pushes(remote), bounced, rechecks, len(set(ids)))
 
 
+def statements_per_job(base: Path, url: str | None, count: int) -> float:
+    """Statements one in-process worker sends per job publishing `count` built-in-step jobs:
+    on the shared store from a fresh clone (a fleet's worker), else in the submitting one."""
+    from gitpub.context import open_context
+    from gitpub.ops.runner import Runner
+
+    blog, remote = make_blog(base)
+    user_config(base, 0.0)
+    with store_env(url):
+        submit_all(blog, count, 7)
+        home = blog
+        if url is not None:
+            home = base / "worker"
+            _git(base, "clone", "--quiet", str(remote), str(home))
+        with open_context(home) as ctx:
+            before = ctx.store.conn.statements
+            runner = Runner(home, concurrency=1)
+            while runner.one_pass(ctx):
+                pass
+            sent = ctx.store.conn.statements - before
+    ids = _git(remote, "log", "--format=%(trailers:key=Blog-Job-Id,valueonly)", "main").split()
+    if len(set(ids)) != count:
+        raise SystemExit(f"statements per job: {len(set(ids))} of {count} jobs published")
+    return sent / count
+
+
 @contextmanager
 def postgresql(given: str | None) -> Iterator[str]:
     """The URL given, or a throwaway cluster's for the length of the run."""
@@ -214,6 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--timeout", type=float, default=600, help="seconds one round may take (default 600)"
     )
+    ap.add_argument(
+        "--draft-seconds",
+        type=float,
+        default=0.0,
+        help="also run every configuration with an external draft step sleeping this long",
+    )
     args = ap.parse_args(argv)
     if args.store is not None and not args.store.startswith(("postgresql://", "postgres://")):
         print("bench_fleet: --store must be a postgresql:// URL", file=sys.stderr)
@@ -222,8 +288,14 @@ def main(argv: list[str] | None = None) -> int:
         print("bench_fleet: --jobs, --rounds and --workers must be at least 1", file=sys.stderr)
         return 1
 
-    setups = [Setup("SQLite", 1)] + [Setup("PostgreSQL", w) for w in args.workers]
+    drafts = [0.0] + ([args.draft_seconds] if args.draft_seconds > 0 else [])
+    setups = [
+        Setup(store, w, d)
+        for d in drafts
+        for store, w in [("SQLite", 1)] + [("PostgreSQL", w) for w in args.workers]
+    ]
     results: dict[Setup, list[Round]] = {s: [] for s in setups}
+    statements: dict[str, float] = {}
     scratch = Path(tempfile.mkdtemp(prefix="gitpub-bench-fleet-"))
     try:
         with postgresql(args.store) as url:
@@ -237,39 +309,71 @@ def main(argv: list[str] | None = None) -> int:
             for r in range(args.rounds):
                 turn = setups[r % len(setups) :] + setups[: r % len(setups)]
                 for setup in turn:
-                    base = scratch / f"{setup.store}-{setup.workers}-{r}"
+                    base = scratch / f"{setup.store}-{setup.workers}-{setup.draft:g}-{r}"
                     results[setup].append(run_round(base, setup, url, args.jobs, r, args.timeout))
+            for store, given in (("SQLite", None), ("PostgreSQL", url)):
+                statements[store] = statements_per_job(
+                    scratch / f"statements-{store}", given, args.jobs
+                )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    report(args, setups, results, statements)
+    return 0
+
+
+def report(
+    args: argparse.Namespace,
+    setups: list[Setup],
+    results: dict[Setup, list[Round]],
+    statements: dict[str, float],
+) -> None:
 
     _, cli = blogpub_argv()
     print(
         f"\n{args.jobs} jobs submitted up front → PUBLISHED; workers `{cli} run --interval 0.1`"
         f" started together; {args.rounds} round(s), medians\n"
     )
-    header = (
-        f"{'configuration':<24} {'seconds':>8} {'jobs/s':>7} {'× SQLite':>9}"
-        f" {'pushes':>7} {'bounced':>8} {'rechecks':>9} {'on remote':>10}"
-    )
+    modes = sorted({s.draft for s in setups})
+    header = f"{'configuration':<24}" + "".join(f" | {_mode(d):^44}" for d in modes)
     print(header)
+    print(
+        f"{'':<24}"
+        + f" | {'s':>6} {'jobs/s':>7} {'× SQLite':>8} {'push':>4} {'bounce':>6} {'recheck':>7}"
+        * len(modes)
+    )
     print("-" * len(header))
-    floor = args.jobs / statistics.median(r.seconds for r in results[setups[0]])
-    for setup in setups:
-        runs = results[setup]
-        seconds = statistics.median(r.seconds for r in runs)
-        rate = args.jobs / seconds
-        print(
-            f"{setup.label:<24} {seconds:>8.2f} {rate:>7.2f} {rate / floor:>8.2f}×"
-            f" {statistics.median(r.pushes for r in runs):>7g}"
-            f" {statistics.median(r.bounced for r in runs):>8g}"
-            f" {statistics.median(r.rechecks for r in runs):>9g}"
-            f" {min(r.on_remote for r in runs):>10}"
-        )
-    print("\n× SQLite: jobs/s over the one worker's on the embedded store (higher is faster);")
-    print("pushes: accepted by the remote (its post-receive hook); bounced: jobs sent back by a")
-    print("rejected push; rechecks: jobs judged again after another worker published;")
-    print("on remote: job commits there, each job exactly once (checked every round)")
-    return 0
+    for setup in [s for s in setups if s.draft == 0]:
+        line = f"{setup.label:<24}"
+        for draft in modes:
+            line += " | " + _cells(args.jobs, results, Setup(setup.store, setup.workers, draft))
+        print(line)
+    on_remote = min(r.on_remote for runs in results.values() for r in runs)
+    print(f"\non the remote: each job in exactly one commit, every round ({on_remote} jobs)")
+    print(
+        f"statements per job, one worker, built-in steps: SQLite {statements['SQLite']:.1f},"
+        f" PostgreSQL {statements['PostgreSQL']:.1f}"
+    )
+    print("\n× SQLite: jobs/s over the one worker's on the embedded store in the same mode;")
+    print("push: pushes the remote accepted (its post-receive hook); bounce: jobs sent back by")
+    print("a rejected push (another worker pushed first); recheck: jobs judged again after")
+    print("another worker published")
+
+
+def _mode(draft: float) -> str:
+    return f"a {draft:g} s draft step" if draft else "built-in steps"
+
+
+def _cells(count: int, results: dict[Setup, list[Round]], setup: Setup) -> str:
+    runs = results[setup]
+    floor = count / statistics.median(r.seconds for r in results[Setup("SQLite", 1, setup.draft)])
+    seconds = statistics.median(r.seconds for r in runs)
+    rate = count / seconds
+    return (
+        f"{seconds:>6.2f} {rate:>7.2f} {rate / floor:>7.2f}×"
+        f" {statistics.median(r.pushes for r in runs):>4g}"
+        f" {statistics.median(r.bounced for r in runs):>6g}"
+        f" {statistics.median(r.rechecks for r in runs):>7g}"
+    )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,8 @@ from concurrent.futures import Future
 from gitpub.context import Context, sibling
 from gitpub.store.jobs import Job
 
-Drive = Callable[[Context, str, Callable[[Callable[[], None]], None]], "Job | None"]
-"""What a thread does with a job: `worker.advance` with the job's turn."""
+Drive = Callable[[Context, Job, Callable[[Callable[[], None]], None]], "Job | None"]
+"""What a thread does with a job the worker claimed: `worker.advance` with the job's turn."""
 
 
 class Crew:
@@ -33,22 +33,23 @@ class Crew:
     def __init__(self, ctx: Context, size: int, drive: Drive) -> None:
         self.ctx, self.size, self.drive = ctx, size, drive
         ctx.throttle  # noqa: B018 - made here, before two threads could each make one
-        self._tasks: queue.SimpleQueue[tuple[str, Future[Job | None]] | None] = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[tuple[Job, Future[Job | None]] | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._handed: list[str] = []  # job ids in the order they were handed out
         self._where: dict[str, int] = {}
         self._settled: set[str] = set()  # prepared (or given up): no longer ahead of anyone
         self._cond = threading.Condition()
-        self._futures: list[Future[Job | None]] = []
+        self._futures: list[tuple[Job, Future[Job | None]]] = []
 
-    def hand(self, job_id: str) -> Future[Job | None]:
+    def hand(self, job: Job) -> Future[Job | None]:
         """Prepare the job on one of the threads; its future holds what `drive` returned."""
+        job_id = job.job_id
         future: Future[Job | None] = Future()
         with self._cond:
             self._where[job_id] = len(self._handed)
             self._handed.append(job_id)
-        self._futures.append(future)
-        self._tasks.put((job_id, future))
+        self._futures.append((job, future))
+        self._tasks.put((job, future))
         if len(self._threads) < self.size:
             thread = threading.Thread(
                 target=self._work, name=f"gitpub-prepare-{len(self._threads)}", daemon=True
@@ -84,11 +85,12 @@ class Crew:
             return
         with ctx:
             while (task := self._tasks.get()) is not None:
-                job_id, future = task
+                job, future = task
+                job_id = job.job_id
                 if not future.set_running_or_notify_cancel():
                     continue
                 try:
-                    future.set_result(self.drive(ctx, job_id, functools.partial(self.turn, job_id)))
+                    future.set_result(self.drive(ctx, job, functools.partial(self.turn, job_id)))
                 except BaseException as exc:  # noqa: BLE001 - the round reports it, on its thread
                     future.set_exception(exc)
                 finally:
@@ -97,17 +99,18 @@ class Crew:
     def _refuse(self, exc: BaseException) -> None:
         """A thread that could not open its store fails the jobs it takes with the reason."""
         while (task := self._tasks.get()) is not None:
-            job_id, future = task
+            job, future = task
             if future.set_running_or_notify_cancel():
                 future.set_exception(exc)
-            self._done(job_id)
+            self._done(job.job_id)
 
-    def close(self, *, wait: bool = True) -> None:
+    def close(self, *, wait: bool = True) -> list[Job]:
         """Stop the threads once their jobs are done; `wait=False` (the worker is failing)
-        drops the jobs not yet started and leaves the running ones to end on their own."""
+        drops the jobs not yet started and leaves the running ones to end on their own.
+        Returns the jobs dropped: their leases are the caller's to give up."""
+        dropped: list[Job] = []
         if not wait:
-            for future in self._futures:
-                future.cancel()
+            dropped = [job for job, future in self._futures if future.cancel()]
             with self._cond:
                 self._settled.update(self._handed)
                 self._cond.notify_all()
@@ -116,3 +119,4 @@ class Crew:
         if wait:
             for thread in self._threads:
                 thread.join()
+        return dropped

@@ -113,7 +113,9 @@ class Runner:
                     for message in errors:
                         self.warn(f"git blogpub: recovery: {message}")
                     return list(touched.values())
-                time.sleep(interval)
+                # On the shared store a submission (or a job come ready) ends the wait at
+                # once; `interval` is the longest a pass waits, for what comes due in time.
+                ctx.store.wait(interval)
                 self._between_passes(ctx)
 
     def one_pass(self, ctx: Context, skip: frozenset[str] = frozenset()) -> list[Job]:

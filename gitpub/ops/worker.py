@@ -6,7 +6,7 @@ import os
 import socket
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from gitpub import prepare
@@ -43,42 +43,49 @@ def owner_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def due_job_ids(ctx: Context, only: tuple[str, ...] = ()) -> list[str]:
-    """Jobs with work to do now and no live lease: active ones, retries whose time has come,
-    and exhausted ones whose delivery probe is due."""
+def dead_held(ctx: Context) -> list[str]:
+    """Jobs with work whose lease is held by a dead local process (a crash kept it): taken
+    at once, not after their lease runs out."""
+    held = reads.leased(ctx.store, ACTIVE, now())
+    return [job_id for job_id, owner in held if leases.lease_holder_dead(owner)]
+
+
+def claim_due(
+    ctx: Context,
+    owner: str,
+    limit: int,
+    only: Collection[str] = (),
+    skip: Collection[str] = (),
+    since: str | None = None,
+) -> list[Job]:
+    """Up to `limit` jobs with work to do now that nobody holds, oldest first, now leased to
+    `owner` (one statement on the shared store: several jobs per round trip); among `only`
+    when given, never `skip`, and (`since`) none submitted after that instant."""
     stamp = now()
-    ids = reads.due(ctx.store, ACTIVE, stamp)
-    # Plus jobs whose lease is held by a dead local process (a crash kept it).
-    held = reads.leased(ctx.store, ACTIVE, stamp)
-    ids += [job_id for job_id, owner in held if leases.lease_holder_dead(owner)]
-    return [i for i in ids if not only or i in only]
+    where, params = reads.due_clause(ACTIVE, stamp, only, skip)
+    if since is not None:
+        where, params = f"{where} AND created_at <= ?", [*params, since]
+    return leases.claim_due(
+        ctx.store, (where, params), owner, ctx.config.retry.lease_seconds, limit
+    )
 
 
 COMMITTABLE = (State.READY_TO_COMMIT, State.LOCAL_COMMITTING)
 
 
-def advance(ctx: Context, job_id: str, owner: str, turn: prepare.Turn | None = None) -> Job | None:
-    """Claim the job and move it as far as it goes on its own: prepared (or rechecked), not
-    yet committed. None when another worker has it. The caller holds the lease of the job
-    returned: it releases it, or hands the job on to the round's commit and delivery
+def advance(ctx: Context, job: Job, turn: prepare.Turn | None = None) -> Job | None:
+    """Move a job this worker claimed as far as it goes on its own: prepared (or rechecked),
+    not yet committed. None when its lease was taken meanwhile. The caller holds the lease of
+    the job returned: it releases it, or hands the job on to the round's commit and delivery
     (`_Round`). `turn`: see `prepare.prepare`."""
     lease = ctx.config.retry.lease_seconds
-    job = leases.claim(ctx.store, job_id, owner, lease)
-    if job is None:
-        return None  # lost the claim race: normal concurrency, not an error
     try:
         return _drive(ctx, job, lambda j: leases.checkpoint(ctx.store, j, lease), turn)
     except LeaseLost:
         return None  # our lease was taken: stop here, without side effects
     except BaseException:
-        _release(ctx, job)
+        leases.release(ctx.store, job)
         raise
-
-
-def _release(ctx: Context, job: Job) -> None:
-    current = jobs.get(ctx.store, job.job_id)
-    if current is not None and current.lease_token == job.lease_token:
-        leases.release(ctx.store, current)
 
 
 def _drive(
@@ -108,6 +115,13 @@ PREPARED = (State.SCHEDULED, State.RECEIVED, State.PREPARING)
 """The states a crew's thread takes a job in: its prepare is what overlaps (`crew`)."""
 
 
+COMMITTED_ELSEWHERE: tuple[str, list[object]] = ("WHERE state = 'LOCAL_COMMITTED'", [])
+"""The claim of `_Round._sweep`: committed jobs, left by workers that found the delivery
+lock taken (a job some worker still holds is never claimed)."""
+SWEEPS, SWEPT = 8, 100
+"""At most so many batches of at most so many jobs per sweep: a sweep ends."""
+
+
 class _Round:
     """One pass over the due jobs: each is prepared in turn (with a crew, up to its size at
     once), then those ready are committed together and delivered together, as one batch."""
@@ -118,27 +132,38 @@ class _Round:
         self.unmoved: set[str] = set()
         self.ready: dict[str, Job] = {}  # job id → job, in delivery order
         self.targets: set[str] = set()  # the articles the ready jobs write
-        self.handed: deque[tuple[str, Future[Job | None]]] = deque()  # with the crew, in order
+        self.handed: deque[tuple[Job, Future[Job | None]]] = deque()  # with the crew, in order
 
-    def take(self, job_id: str) -> None:
-        current = jobs.get(self.ctx.store, job_id)
-        if current is not None and current.state is State.RECEIVED and current.requested_target:
+    def take(self, job: Job) -> None:
+        """Drive a job this worker claimed (with a crew, hand it to a thread)."""
+        if job.state is State.RECEIVED and job.requested_target:
             self.settle()  # a job prepared meanwhile may write that very article
-            if current.requested_target in self.targets:
+            if job.requested_target in self.targets:
                 # A revision of an article still on its way (`--target` names it): deliver
                 # that one first, so this job's snapshot holds it and the revision is an UPDATE.
                 self.flush()
-        if self.crew is not None and current is not None and current.state in PREPARED:
-            self.handed.append((job_id, self.crew.hand(job_id)))
+        if self.crew is not None and job.state in PREPARED:
+            self.handed.append((job, self.crew.hand(job)))
             return
         self.settle()  # the jobs handed out before this one are taken back first
-        self._taken(job_id, self._guarded(job_id, lambda: advance(self.ctx, job_id, self.owner)))
+        self._taken(job.job_id, self._guarded(job, lambda: advance(self.ctx, job)))
+
+    def room(self) -> int:
+        """How many jobs to claim next: as many as the crew has threads free (waiting for the
+        oldest handed out to come back when none is), one at a time without a crew. A job
+        claimed only once a thread can start on it stays free for the other workers."""
+        if self.crew is None:
+            return 1
+        while len(self.handed) >= self.crew.size:
+            job, future = self.handed.popleft()
+            self._taken(job.job_id, self._guarded(job, future.result))
+        return self.crew.size - len(self.handed)
 
     def settle(self) -> None:
         """Take back every job handed to the crew, in the order they were handed out."""
         while self.handed:
-            job_id, future = self.handed.popleft()
-            self._taken(job_id, self._guarded(job_id, future.result))
+            job, future = self.handed.popleft()
+            self._taken(job.job_id, self._guarded(job, future.result))
 
     def _taken(self, job_id: str, job: Job | None) -> None:
         if job is None:
@@ -150,7 +175,7 @@ class _Round:
             return
         # Not taken on in this round: ended, waiting, or its article is already in this
         # batch (the next round takes it).
-        _release(self.ctx, job)
+        leases.release(self.ctx.store, job)
         if job.state in ACTIVE and job.state not in wanted:
             self.unmoved.add(job_id)  # stuck active (e.g. recovering elsewhere): don't spin
 
@@ -165,24 +190,54 @@ class _Round:
         held = leases.renew_many(ctx.store, ready, ctx.config.retry.lease_seconds)
         self.unmoved.update({j.job_id for j in ready} - {j.job_id for j in held})
         held = self._commit(held)
+        # Releases name each lease by its token: one another worker took meanwhile stays its.
         if not self.deliver:
-            leases.release_many(ctx.store, _still_held(ctx, held))
+            leases.release_many(ctx.store, held)
             return
+        if held and ctx.store.delivering_elsewhere():
+            # Another node holds the delivery lock: rather than wait for it, leave the
+            # committed jobs to it (it delivers every committed job it can claim before it
+            # lets go) and go on preparing. Whoever next finds the lock free delivers
+            # whatever is still left.
+            leases.release_many(ctx.store, held)
+            self.unmoved.update(j.job_id for j in held)
+            return
+        self._deliver(held)
+        self._sweep()
+
+    def _deliver(self, held: list[Job]) -> None:
+        """Deliver the held jobs together, then give up their leases."""
+        ctx = self.ctx
         try:
             delivered = relay.deliver_all(ctx, held)
         except LeaseLost:
             delivered = None  # a lease was taken mid-batch: its new holder goes on
         except Exception as exc:
-            leases.release_many(ctx.store, _still_held(ctx, held))
+            leases.release_many(ctx.store, held)
             for job in held:
                 self._failed(job.job_id, faults.classify(exc))
             return
-        leases.release_many(ctx.store, _still_held(ctx, held))
+        leases.release_many(ctx.store, held)
         if delivered is None:
             return
         self.touched.update(delivered.jobs)
         for job_id, error in delivered.faults.items():
             self._failed(job_id, faults.classify(error))
+
+    def _sweep(self) -> None:
+        """On the shared store, after a delivery: the jobs other workers committed and left
+        for the delivery lock's holder (`flush`), claimed and delivered in batches, until
+        none is left. Each is leased as any claim is, so a job is pushed by one worker, and
+        its commit is made again here from the artifacts its folder holds."""
+        ctx = self.ctx
+        if not ctx.store.shared:
+            return
+        lease = ctx.config.retry.lease_seconds
+        for _ in range(SWEEPS):
+            left = leases.claim_due(ctx.store, COMMITTED_ELSEWHERE, self.owner, lease, SWEPT)
+            if not left:
+                return
+            self._deliver(left)
 
     def _commit(self, held: list[Job]) -> list[Job]:
         """The held jobs with the committable ones committed; those that could not be are
@@ -195,9 +250,9 @@ class _Round:
         try:
             committed = commit.commit_all(ctx, batch)
         except LeaseLost:
-            leases.release_many(ctx.store, _still_held(ctx, batch))  # the rest: its new holder's
+            leases.release_many(ctx.store, batch)  # the rest: its new holder's
         except Exception as exc:
-            leases.release_many(ctx.store, _still_held(ctx, batch))
+            leases.release_many(ctx.store, batch)
             for job in batch:
                 self._failed(job.job_id, faults.classify(exc))
         for job in committed.damaged:
@@ -205,7 +260,7 @@ class _Round:
             assert fresh is not None
             settled = reconcile.recover_local_commit(ctx, fresh)  # → REVIEW, with the reason
             self.touched[job.job_id] = settled
-            _release(ctx, settled)
+            leases.release(ctx.store, settled)
         self.touched.update(committed.jobs)
         return [
             committed.jobs.get(j.job_id, j)
@@ -213,7 +268,8 @@ class _Round:
             if j.job_id in committed.jobs or j.state not in COMMITTABLE
         ]
 
-    def _guarded(self, job_id: str, step: Callable[[], Job | None]) -> Job | None:
+    def _guarded(self, claimed: Job, step: Callable[[], Job | None]) -> Job | None:
+        job_id = claimed.job_id
         try:
             job = step()
         except Exception as exc:
@@ -221,6 +277,9 @@ class _Round:
             # others. The job keeps its state and is tried again — at once when the
             # failure is deterministic, else on the next pass — until it has failed
             # max_attempts times; then it ends in an explicit state naming the failure.
+            # Its lease goes first (`advance` gave it up already unless its thread never
+            # started: a token names one claim, so giving it up twice is harmless).
+            leases.release(self.ctx.store, claimed)
             self._failed(job_id, faults.classify(exc))
             return None
         if job is None:
@@ -235,15 +294,6 @@ class _Round:
             self.touched[job_id] = ended
         if not again:
             self.unmoved.add(job_id)
-
-
-def _still_held(ctx: Context, held: list[Job]) -> list[Job]:
-    rows = [jobs.get(ctx.store, j.job_id) for j in held]
-    return [
-        r
-        for r, j in zip(rows, held, strict=True)
-        if r is not None and r.lease_token == j.lease_token
-    ]
 
 
 def run_until_idle(
@@ -262,11 +312,12 @@ def run_until_idle(
         return _passes(ctx, owner, only, skip, deliver, None)
     from gitpub.ops.crew import Crew  # threads only for a worker that overlaps prepares
 
-    crew = Crew(ctx, concurrency, lambda c, job_id, turn: advance(c, job_id, owner, turn))
+    crew = Crew(ctx, concurrency, advance)
     try:
         touched = _passes(ctx, owner, only, skip, deliver, crew)
     except BaseException:
-        crew.close(wait=False)
+        # The jobs claimed for threads that never started on them: free for other workers.
+        leases.release_many(ctx.store, crew.close(wait=False))
         raise
     crew.close()
     return touched
@@ -283,17 +334,35 @@ def _passes(
     touched: dict[str, Job] = {}
     unmoved: set[str] = set()
     while True:
-        ids = [i for i in due_job_ids(ctx, only) if i not in unmoved and i not in skip]
-        if not ids:
-            return list(touched.values())
         round_ = _Round(ctx, owner, deliver, crew)
-        for job_id in ids:
-            round_.take(job_id)
+        taken = _claim_round(ctx, round_, only, unmoved | skip)
+        if not taken:
+            return list(touched.values())
         round_.flush()
         touched.update(round_.touched)
         unmoved |= round_.unmoved
         if not deliver:
             unmoved |= {i for i, j in round_.touched.items() if j.state in ACTIVE}
+
+
+def _claim_round(
+    ctx: Context, round_: _Round, only: tuple[str, ...], skip: set[str] | frozenset[str]
+) -> set[str]:
+    """Claim the round's jobs as it can take them and hand each to it: first those a dead
+    local process held, then the due ones, as many at a time as the round has room for.
+    Only jobs submitted before the round began: a steady stream of submissions must not
+    keep a round from delivering. Returns the ids taken."""
+    since = now()
+    dead = [i for i in dead_held(ctx) if (not only or i in only) and i not in skip]
+    taken: set[str] = set()
+    batch = leases.claim_many(ctx.store, dead, round_.owner, ctx.config.retry.lease_seconds)
+    while True:
+        for job in batch:
+            taken.add(job.job_id)
+            round_.take(job)
+        batch = claim_due(ctx, round_.owner, round_.room(), only, skip | taken, since)
+        if not batch:
+            return taken
 
 
 def _note_error(ctx: Context, job_id: str, fault: faults.Fault) -> tuple[Job | None, bool]:

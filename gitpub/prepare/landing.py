@@ -82,9 +82,15 @@ class Landing:
 
     def begin(self, owner: str) -> dict[str, str]:
         """Record the run; the environment its wrapper needs to land the answer."""
-        spools.begin(self.store, self.job_id, self.name, owner)
+        started = spools.begin(self.store, self.job_id, self.name, owner)
         blog = getattr(self.store, "blog", ("", ""))  # the shared store's: where it lands
-        spec = {"url": self.url, "blog": list(blog), "job": self.job_id, "name": self.name}
+        spec = {
+            "url": self.url,
+            "blog": list(blog),
+            "job": self.job_id,
+            "name": self.name,
+            "started": started,
+        }
         return {ENV: json.dumps({**spec, "allow": self.allow}), "GITPUB_LANDING_PY": sys.executable}
 
     def clear(self) -> None:
@@ -101,7 +107,7 @@ def _land(spool: Path) -> None:
     err = (spool / "stderr").read_text("utf-8", "replace")
     body = record(status, out, err, spec["allow"])
     with PgStore(spec["url"], spool, Blog(*spec["blog"])) as store:
-        spools.land(store, spec["job"], spec["name"], status, body)
+        spools.land(store, spec["job"], spec["name"], spec["started"], status, body)
 
 
 if __name__ == "__main__":

@@ -184,25 +184,38 @@ def _start(run: _Run, spool: Path) -> subprocess.Popen[bytes]:
 
 
 def _wait(run: _Run, spool: Path, proc: subprocess.Popen[bytes]) -> JSONObject:
-    """The started command's answer, its heartbeat called while it runs; killed, with its whole
-    session, when it runs out of time."""
+    """The started command's answer, as soon as its exit status is written."""
     _, out, err, status = (spool / n for n in _FILES)
-    deadline = time.monotonic() + run.timeout
-    while True:
-        wait = max(0.0, min(run.beat_every, deadline - time.monotonic()))
-        try:
-            proc.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            if time.monotonic() >= deadline:
-                _kill_group(proc.pid)
-                proc.wait()
-                raise StepFailed(f"{run.name} step timed out after {run.timeout:g}s") from None
-            if run.heartbeat is not None:
-                run.heartbeat()
+    _await(proc, status, run)
     if not status.is_file():
         raise StepFailed(f"{run.name} step {run.argv[0]!r} was killed (exit {proc.returncode})")
     return _answer(run.name, status, out, err)
+
+
+def _await(proc: subprocess.Popen[bytes], status: Path, run: _Run) -> None:
+    """Until the command's exit status is written (or its wrapper ended without one). Not
+    until the wrapper ends: on the shared store it goes on to land the answer, which this
+    worker, alive, records itself; the lander runs on, in its own session, for the case
+    this worker dies."""
+    deadline = time.monotonic() + run.timeout
+    last_beat = time.monotonic()
+    while not status.is_file():
+        try:
+            proc.wait(timeout=_POLL)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+        if time.monotonic() >= deadline:
+            _kill_group(proc.pid)
+            proc.wait()
+            raise StepFailed(f"{run.name} step timed out after {run.timeout:g}s") from None
+        if run.heartbeat is not None and time.monotonic() - last_beat >= run.beat_every:
+            run.heartbeat()
+            last_beat = time.monotonic()
+
+
+_POLL = 0.02
+"""Seconds between two looks for a running step's exit status."""
 
 
 def _read_pid(pid_file: Path) -> int | None:

@@ -100,7 +100,9 @@ class Recorder:
         summary = {k: v for k, v in answer.items() if k not in ("text", "files")}
         self.note(f"step:{name}", {"sha256": digest, **summary}, durable=durable, file=(path, data))
         self.done[name] = {"sha256": digest}
-        self._forget_run(name)  # recorded: nothing to adopt
+        # Recorded: nothing to adopt. Only an external step's run is ever landed in the
+        # store; a built-in one leaves nothing there to clear (a statement saved per step).
+        self._forget_run(name, landed=durable)
         return answer
 
     def call(
@@ -137,9 +139,9 @@ class Recorder:
             return None
         return Landing(self.ctx.store, url, self.job.job_id, kind, self.allow)
 
-    def _forget_run(self, kind: str) -> None:
+    def _forget_run(self, kind: str, *, landed: bool = True) -> None:
         shutil.rmtree(self._spool(kind), ignore_errors=True)
-        landing = self._landing(kind)
+        landing = self._landing(kind) if landed else None
         if landing is not None:
             landing.clear()
 

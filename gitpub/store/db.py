@@ -8,10 +8,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from gitpub.core import clock
 from gitpub.core.errors import GitpubError
@@ -54,7 +55,13 @@ class Cursor(Protocol):
 
 class Connection(Protocol):
     """What the queries of `gitpub.store` are run on, whichever store: SQLite's SQL with `?`
-    parameters; every failure is a `gitpub.store.errors.StoreError`."""
+    parameters; every failure is a `gitpub.store.errors.StoreError`.
+
+    `statements` counts what was sent on it (one per `execute`, one per row of an
+    `executemany`, and a transaction's BEGIN and COMMIT): on a shared store each is a round
+    trip to the server, the cost a fleet pays per job (tests/store/test_statements.py)."""
+
+    statements: int
 
     def execute(self, sql: str, params: Sequence[object] = (), /) -> Cursor: ...
     def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> Cursor: ...
@@ -149,6 +156,14 @@ def _identity(path: Path) -> tuple[int, int]:
     return st.st_dev, st.st_ino
 
 
+class Claimed(NamedTuple):
+    """A job's row just claimed, and the lease it had (a takeover when it had one)."""
+
+    row: Row
+    previous_owner: str | None
+    previous_token: str | None
+
+
 _LEASE_OF = (
     "SELECT lease_owner, lease_token, lease_expires_at FROM blog_publication WHERE job_id = ?"
 )
@@ -185,11 +200,71 @@ class Store:
         transaction's anyway.)"""
         return conn.execute(_LEASE_OF, (job_id,)).fetchone()
 
+    returning = True
+    """Whether an UPDATE can hand back the rows it changed (`RETURNING`, SQLite 3.35 on)."""
+
+    def changed_row(
+        self, conn: Connection, sql: str, params: Sequence[object], job_id: str
+    ) -> Row | None:
+        """Inside a transaction: run `sql`, an UPDATE of the job's row, and answer the row as
+        it now is (None: the UPDATE matched nothing), in one statement where the database
+        can: a worker's every change would otherwise read the row it just wrote."""
+        if self.returning:
+            rows = conn.execute(sql + " RETURNING *", params).fetchall()
+            return rows[0] if rows else None
+        if conn.execute(sql, params).rowcount != 1:
+            return None
+        return conn.execute("SELECT * FROM blog_publication WHERE job_id = ?", (job_id,)).fetchone()
+
+    def changed_rows(
+        self, conn: Connection, sql: str, params: Sequence[object], job_ids: Sequence[str]
+    ) -> list[Row]:
+        """`changed_row` for an UPDATE of several jobs' rows: those it changed, as they now
+        are (without `RETURNING`: every row of `job_ids`, for the caller to tell apart)."""
+        if self.returning:
+            return conn.execute(sql + " RETURNING *", params).fetchall()
+        if conn.execute(sql, params).rowcount == 0:
+            return []
+        marks = ", ".join("?" * len(job_ids))
+        return conn.execute(
+            f"SELECT * FROM blog_publication WHERE job_id IN ({marks})", job_ids
+        ).fetchall()
+
     def lease_token(self, conn: Connection) -> str:
         """A fresh token for a claim, inside the claim's transaction."""
         import uuid  # here: `submit` and `status` never claim
 
         return uuid.uuid4().hex
+
+    def claim_rows(
+        self,
+        conn: Connection,
+        where: str,
+        params: Sequence[object],
+        lease: tuple[str, str],
+        limit: int,
+    ) -> list[Claimed]:
+        """Inside a transaction: the lease `(owner, expires)` on the first `limit` jobs (oldest
+        first) that `where` (a WHERE clause) picks, each with a fresh token; the rows as they
+        now are, with the lease each one had. SQLite's writers take turns (BEGIN
+        IMMEDIATE), so what the SELECT picked is still free when it is written."""
+        picked = conn.execute(
+            f"SELECT job_id, lease_owner, lease_token FROM blog_publication {where}"
+            " ORDER BY created_at, job_id LIMIT ?",
+            [*params, limit],
+        ).fetchall()
+        claimed: list[Claimed] = []
+        for job_id, owner, token in picked:
+            row = self.changed_row(
+                conn,
+                "UPDATE blog_publication SET lease_owner = ?, lease_token = ?,"
+                " lease_expires_at = ? WHERE job_id = ?",
+                (lease[0], self.lease_token(conn), lease[1], job_id),
+                job_id,
+            )
+            if row is not None:
+                claimed.append(Claimed(row, owner, token))
+        return claimed
 
     def keep_folder(self, conn: Connection, job_id: str) -> None:
         """Inside a transaction that changes the job: make what its folder holds as durable as
@@ -198,7 +273,26 @@ class Store:
     def fetch_folder(self, job_id: str) -> None:
         """Before a worker drives a job: its folder as the store last recorded it."""
 
+    def fetch_folders(self, job_ids: Sequence[str]) -> None:
+        """`fetch_folder` for several jobs at once (a batch of claims)."""
+
     def replaced(self) -> bool:
+        return False
+
+    def delivering_elsewhere(self) -> bool:
+        """Whether another node holds the delivery lock right now (`fleet`), as a hint: a
+        worker that finds it taken leaves its committed jobs to that node."""
+        return False
+
+    def announce(self, conn: Connection) -> None:
+        """Inside a transaction that gives the fleet work (a job submitted, one due or ready
+        again): wake the workers waiting for work (`wait`) once it commits."""
+
+    def wait(self, timeout: float) -> bool:
+        """Between two passes of a long-running worker: return once work may have come
+        (True), or after `timeout` seconds (False). Only the shared store is told of work;
+        here it is the pause itself."""
+        time.sleep(timeout)
         return False
 
     def fleet(self, name: str) -> contextlib.AbstractContextManager[None]:
@@ -277,22 +371,26 @@ class _Cursor:
 class SqliteConnection:
     """An `sqlite3` connection whose failures are the store's own exceptions."""
 
-    __slots__ = ("path", "raw")
+    __slots__ = ("path", "raw", "statements")
 
     def __init__(self, raw: sqlite3.Connection, path: Path) -> None:
         raw.row_factory = sqlite3.Row
         self.raw = raw
         self.path = path
+        self.statements = 0
 
     def execute(self, sql: str, params: Sequence[object] = (), /) -> _Cursor:
+        self.statements += 1
         try:
             return _Cursor(self.raw.execute(sql, params), self.path)
         except sqlite3.Error as exc:
             raise wrapped(exc, self.path) from None
 
     def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> _Cursor:
+        rows = list(seq)
+        self.statements += len(rows)
         try:
-            return _Cursor(self.raw.executemany(sql, seq), self.path)
+            return _Cursor(self.raw.executemany(sql, rows), self.path)
         except sqlite3.Error as exc:
             raise wrapped(exc, self.path) from None
 
@@ -316,6 +414,7 @@ class SqliteStore(Store):
     """One connection to the embedded database. Open one per process or thread; never share."""
 
     conn: SqliteConnection
+    returning = sqlite3.sqlite_version_info >= (3, 35, 0)
 
     def __init__(self, path: Path) -> None:
         self.path = path

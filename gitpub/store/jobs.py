@@ -17,7 +17,7 @@ from gitpub.core.jsonvalue import JSONObject
 from gitpub.core.states import State, check_transition
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 from gitpub.store import folders
-from gitpub.store.db import Connection, Row, Store, now, scalar
+from gitpub.store.db import Connection, Row, Store, now
 
 JobKind = Literal["article", "topic"]
 """A job publishes one article, or the article a topic's session closed into."""
@@ -264,24 +264,74 @@ def append_event(
     step: str,
     detail: Detail | None,
 ) -> None:
-    seq = scalar(
-        conn,
-        "SELECT COALESCE(MAX(seq), 0) + 1 FROM blog_publication_event WHERE job_id = ?",
-        (job_id,),
-    )
+    """One event, numbered after the job's last one, in one statement."""
     conn.execute(
-        "INSERT INTO blog_publication_event (job_id, seq, from_state, to_state, step, detail, at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO blog_publication_event (job_id, seq, from_state, to_state, step, detail, at)"
+        " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ? FROM blog_publication_event"
+        " WHERE job_id = ?",
         (
             job_id,
-            seq,
             src.value if src else None,
             dst.value if dst else None,
             step,
             _canonical(detail),
             now(),
+            job_id,
         ),
     )
+
+
+class _Event(NamedTuple):
+    job_id: str
+    src: State | None
+    dst: State | None
+    step: str
+    detail: Detail | None
+
+
+_EVENT_ROWS = 500
+"""Events per INSERT: 7 parameters each, well inside SQLite's limit on one statement's."""
+
+
+def _append_events(conn: Connection, events: Sequence[_Event]) -> None:
+    """Every event of a transaction in two statements whatever their number: the jobs' last
+    numbers, then one INSERT. Only after each job's row was written in this transaction,
+    which holds it: no other writer can number an event of these jobs meanwhile."""
+    if len(events) == 1:
+        append_event(conn, *events[0])
+        return
+    ids = sorted({e.job_id for e in events})
+    last: dict[str, int] = dict.fromkeys(ids, 0)
+    for start in range(0, len(ids), _EVENT_ROWS):
+        part = ids[start : start + _EVENT_ROWS]
+        marks = ", ".join("?" * len(part))
+        rows = conn.execute(
+            f"SELECT job_id, MAX(seq) FROM blog_publication_event WHERE job_id IN ({marks})"
+            " GROUP BY job_id",
+            part,
+        ).fetchall()
+        last.update({r[0]: int(r[1]) for r in rows})
+    stamp = now()
+    values: list[object] = []
+    for event in events:
+        last[event.job_id] += 1
+        values += [
+            event.job_id,
+            last[event.job_id],
+            event.src.value if event.src else None,
+            event.dst.value if event.dst else None,
+            event.step,
+            _canonical(event.detail),
+            stamp,
+        ]
+    for start in range(0, len(events), _EVENT_ROWS):
+        chunk = values[start * 7 : (start + _EVENT_ROWS) * 7]
+        rows_marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * (len(chunk) // 7))
+        conn.execute(
+            "INSERT INTO blog_publication_event"
+            f" (job_id, seq, from_state, to_state, step, detail, at) VALUES {rows_marks}",
+            chunk,
+        )
 
 
 def note(conn: Connection, job_id: str, step: str, detail: Detail) -> None:
@@ -343,23 +393,22 @@ def _update(
     also: Callable[[Connection], None] | None = None,
 ) -> Job:
     with store.transaction() as conn:
-        _apply(store, conn, job, to, step, detail, values)
+        row = _write(store, conn, job, to, values)
+        append_event(conn, job.job_id, job.state if to else None, to, step, detail)
+        store.keep_folder(conn, job.job_id)
+        if to in WAKES:
+            store.announce(conn)
         if also is not None:
             also(conn)
-    fresh = get(store, job.job_id)
-    assert fresh is not None
-    return fresh
+    return Job.from_row(row)
 
 
-def _apply(
-    store: Store,
-    conn: Connection,
-    job: Job,
-    to: State | None,
-    step: str,
-    detail: Detail | None,
-    values: JobUpdate,
-) -> None:
+def _write(
+    store: Store, conn: Connection, job: Job, to: State | None, values: Mapping[str, object]
+) -> Row:
+    """The job's row changed (its state to `to` unless None, and `values`) and as it now is,
+    provided it is still in job.state and, when job holds a lease, under that lease;
+    otherwise LeaseLost."""
     sets, params = _set_clause(values)
     state = to or job.state
     sql = "UPDATE blog_publication SET state = ?, updated_at = ?" + (f", {sets}" if sets else "")
@@ -368,11 +417,16 @@ def _apply(
     if job.lease_token is not None:
         sql += " AND lease_token = ?"
         args.append(job.lease_token)
-    if conn.execute(sql, args).rowcount != 1:
+    row = store.changed_row(conn, sql, args, job.job_id)
+    if row is None:
         raise LeaseLost(f"job {job.job_id}: no longer {job.state} under this worker's lease")
-    append_event(conn, job.job_id, job.state if to else None, to, step, detail)
-    store.keep_folder(conn, job.job_id)
+    return row
 
+
+WAKES = frozenset({State.RECEIVED, State.READY_TO_COMMIT, State.LOCAL_COMMITTED})
+"""States a job enters with work another worker may take at once: received (a scheduled
+job come due, an operator's retry), ready to commit and deliver. A change into one of them
+wakes the waiting workers (`Store.announce`); a submission does too (`insert`)."""
 
 NO_VALUES = cast(JobUpdate, MappingProxyType({}))  # shared: never mutated
 """A Move's field changes when it has none: shared by every Move, so read-only."""
@@ -389,37 +443,48 @@ class Move(NamedTuple):
     values: JobUpdate = NO_VALUES
 
 
+class _Plan(NamedTuple):
+    job: Job  # as the batch found it: the state and lease its row must still have
+    to: State | None  # where its moves leave it (None: the state it was in)
+    values: dict[str, object]  # every move's field changes, the later ones winning
+
+
 def transition_all(
     store: Store, moves: Sequence[Move], also: Callable[[Connection], None] | None = None
 ) -> dict[str, Job]:
     """Several changes committed together: each is checked against the table and gets its
     own event, and either all of them happen or none. For bookkeeping over many jobs (a
     delivered batch, start-up recovery), where one durable commit per change would dominate.
-    Two moves of one job chain: the second starts from the state the first left. Returns the
-    jobs as they now are."""
-    states: dict[str, State] = {}
+    Two moves of one job chain: the second starts from the state the first left, and the
+    row is written once, as the last leaves it. Returns the jobs as they now are."""
+    plans: dict[str, _Plan] = {}
+    events: list[_Event] = []
     for move in moves:
-        start = states.get(move.job.job_id, move.job.state)
+        plan = plans.get(move.job.job_id)
+        start = (plan.to or plan.job.state) if plan else move.job.state
         if move.to is not None:
             check_transition(start, move.to)
-            states[move.job.job_id] = move.to
-    moved = set(states)
+        to = move.to or (plan.to if plan else None)
+        values = {**(plan.values if plan else {}), **move.values}
+        plans[move.job.job_id] = _Plan(plan.job if plan else move.job, to, values)
+        events.append(
+            _Event(move.job.job_id, start if move.to else None, move.to, move.step, move.detail)
+        )
+    if not plans and also is None:
+        return {}
     with store.transaction() as conn:
-        states.clear()
-        for move in moves:
-            start = states.get(move.job.job_id, move.job.state)
-            job = move.job if start is move.job.state else move.job._replace(state=start)
-            _apply(store, conn, job, move.to, move.step, move.detail, move.values)
-            states[job.job_id] = move.to or start
+        rows = {job_id: _write(store, conn, p.job, p.to, p.values) for job_id, p in plans.items()}
+        _append_events(conn, events)
+        for job_id in plans:
+            store.keep_folder(conn, job_id)
+        if any(p.to in WAKES for p in plans.values()):
+            store.announce(conn)
         if also is not None:
             also(conn)
-    fresh: dict[str, Job] = {}
-    for job_id in states:
-        row = get(store, job_id)
-        if row is not None:
-            fresh[job_id] = row
-            if job_id in moved:
-                folders.remember_state(store.job_dir(job_id), row)
+    fresh = {job_id: Job.from_row(row) for job_id, row in rows.items()}
+    for job_id, plan in plans.items():
+        if plan.to is not None:
+            folders.remember_state(store.job_dir(job_id), fresh[job_id])
     return fresh
 
 
@@ -432,6 +497,7 @@ def insert(store: Store, conn: Connection, values: Mapping[str, object]) -> None
         [_stored(n, values[n]) for n in names],
     )
     store.keep_folder(conn, str(values["job_id"]))
+    store.announce(conn)  # a submitted job: the waiting workers take it at once
 
 
 _DIGESTS = frozenset(

@@ -75,9 +75,11 @@ def claim_many(store: Store, job_ids: Sequence[str], owner: str, seconds: float)
     worker is claiming this instant is skipped, not waited for). The token comes from the
     store (on the shared store, a sequence: a later claim always holds a larger token) and
     every write of the job checks it, so a worker whose lease was taken changes nothing."""
+    if not job_ids:
+        return []
     stamp = now()
     expires = at(parse_time(stamp) + seconds)
-    tokens: dict[str, str] = {}
+    mine: list[Job] = []
     with store.transaction() as conn:
         for job_id in job_ids:
             row = store.lease_of(conn, job_id)
@@ -87,45 +89,62 @@ def claim_many(store: Store, job_ids: Sequence[str], owner: str, seconds: float)
             free = row["lease_token"] is None or row["lease_expires_at"] < stamp
             if not (free or dead):
                 continue
-            token = store.lease_token(conn)
-            conn.execute(
+            fresh = store.changed_row(
+                conn,
                 "UPDATE blog_publication SET lease_owner = ?, lease_token = ?, lease_expires_at = ?"
                 " WHERE job_id = ?",
-                (sanitize(owner), token, expires, job_id),
+                (sanitize(owner), store.lease_token(conn), expires, job_id),
+                job_id,
             )
-            tokens[job_id] = token
+            if fresh is None:
+                continue
+            mine.append(Job.from_row(fresh))
             if row["lease_token"] is not None:
                 _note_takeover(conn, job_id, row["lease_owner"], dead)
-    held = [get(store, job_id) for job_id in tokens]
-    mine = [j for j in held if j is not None and j.lease_token == tokens[j.job_id]]
-    for job in mine:
-        store.fetch_folder(job.job_id)
+    store.fetch_folders([j.job_id for j in mine])
+    return mine
+
+
+def claim_due(
+    store: Store, due: tuple[str, Sequence[object]], owner: str, seconds: float, limit: int
+) -> list[Job]:
+    """Take the leases of up to `limit` jobs that the WHERE clause `due` (with its
+    parameters) picks and nobody holds, oldest first, in one transaction (on the shared
+    store, one statement: `Store.claim_rows`); each with its folder as the store recorded
+    it. A job whose lease ran out is taken over, and its history says from whom."""
+    stamp = now()
+    where = f"{due[0]} AND (lease_token IS NULL OR lease_expires_at < ?)"
+    lease = (sanitize(owner), at(parse_time(stamp) + seconds))
+    with store.transaction() as conn:
+        claimed = store.claim_rows(conn, where, [*due[1], stamp], lease, limit)
+        for row, previous, token in claimed:
+            if token is not None:
+                _note_takeover(conn, row["job_id"], previous, dead=False)
+    mine = [Job.from_row(c.row) for c in claimed]
+    store.fetch_folders([j.job_id for j in mine])
     return mine
 
 
 def release_many(store: Store, held: Sequence[Job]) -> None:
+    """Give up these leases, in one statement (a lease another worker took meanwhile is
+    its own: a token names one claim of one job)."""
     if not held:
         return
+    marks = ", ".join("?" * len(held))
     with store.transaction() as conn:
-        conn.executemany(
+        conn.execute(
             "UPDATE blog_publication SET lease_owner = NULL, lease_token = NULL,"
-            " lease_expires_at = NULL WHERE job_id = ? AND lease_token = ?",
-            [(j.job_id, j.lease_token) for j in held],
+            f" lease_expires_at = NULL WHERE job_id IN ({marks}) AND lease_token IN ({marks})",
+            [*(j.job_id for j in held), *(j.lease_token for j in held)],
         )
 
 
 def renew(store: Store, job: Job, seconds: float) -> Job:
     """Extend the lease; LeaseLost when it was taken meanwhile."""
-    with store.transaction() as conn:
-        got = conn.execute(
-            "UPDATE blog_publication SET lease_expires_at = ? WHERE job_id = ? AND lease_token = ?",
-            (at(parse_time(now()) + seconds), job.job_id, job.lease_token),
-        ).rowcount
-    if got != 1:
+    kept = renew_many(store, [job], seconds)
+    if not kept:
         raise LeaseLost(f"job {job.job_id}: lease taken by another worker")
-    fresh = get(store, job.job_id)
-    assert fresh is not None
-    return fresh
+    return kept[0]
 
 
 def checkpoint(store: Store, job: Job, seconds: float) -> Job:
@@ -142,29 +161,28 @@ def checkpoint(store: Store, job: Job, seconds: float) -> Job:
 
 
 def renew_many(store: Store, held: Sequence[Job], seconds: float) -> list[Job]:
-    """`renew` for many jobs in one transaction; returns those whose lease still held (a job
-    whose lease was taken meanwhile is left out, and its new holder drives it)."""
+    """`renew` for many jobs in one statement; returns those whose lease still held, as they
+    now are (a job whose lease was taken meanwhile is left out, and its new holder drives
+    it). A token names one claim of one job, so matching the tokens matches the leases."""
     if not held:
         return []
-    expires = at(parse_time(now()) + seconds)
-    kept: list[str] = []
+    ids, tokens = [j.job_id for j in held], [j.lease_token for j in held]
+    marks = ", ".join("?" * len(held))
     with store.transaction() as conn:
-        for job in held:
-            got = conn.execute(
-                "UPDATE blog_publication SET lease_expires_at = ?"
-                " WHERE job_id = ? AND lease_token = ?",
-                (expires, job.job_id, job.lease_token),
-            ).rowcount
-            if got == 1:
-                kept.append(job.job_id)
-    fresh = [get(store, job_id) for job_id in kept]
-    return [j for j in fresh if j is not None]
+        rows = store.changed_rows(
+            conn,
+            "UPDATE blog_publication SET lease_expires_at = ?"
+            f" WHERE job_id IN ({marks}) AND lease_token IN ({marks})",
+            [at(parse_time(now()) + seconds), *ids, *tokens],
+            ids,
+        )
+    fresh = {r["job_id"]: Job.from_row(r) for r in rows}
+    return [
+        fresh[j.job_id]
+        for j in held
+        if j.job_id in fresh and fresh[j.job_id].lease_token == j.lease_token
+    ]
 
 
 def release(store: Store, job: Job) -> None:
-    with store.transaction() as conn:
-        conn.execute(
-            "UPDATE blog_publication SET lease_owner = NULL, lease_token = NULL,"
-            " lease_expires_at = NULL WHERE job_id = ? AND lease_token = ?",
-            (job.job_id, job.lease_token),
-        )
+    release_many(store, [job])

@@ -13,7 +13,7 @@ running command's files) and temporary files stay on the node."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from gitpub.core.files import write_atomic
@@ -58,24 +58,43 @@ class Mirror:
         self._seen: dict[tuple[str, str], Stat] = {}  # (job, name) → stat when last in step
         self._pending: list[tuple[str, str, str, Stat]] = []
 
-    def _read_shas(self, conn: Connection, job_id: str) -> dict[str, str]:
-        """Name → sha256 of each of the job's files in the store, read now and remembered."""
-        rows = conn.execute(
-            "SELECT name, sha256 FROM blog_job_file WHERE job_id = ?", (job_id,)
-        ).fetchall()
-        known = self._known[job_id] = {r[0]: r[1] for r in rows}
-        return known
+    def _read_shas(self, conn: Connection, job_ids: Sequence[str]) -> None:
+        """Name → sha256 of each of these jobs' files in the store, read now and remembered,
+        in one query."""
+        for job_id in job_ids:
+            self._known[job_id] = {}
+        for part in _parts(job_ids):
+            marks = ", ".join("?" * len(part))
+            rows = conn.execute(
+                f"SELECT job_id, name, sha256 FROM blog_job_file WHERE job_id IN ({marks})", part
+            ).fetchall()
+            for job_id, name, digest in rows:
+                self._known[job_id][name] = digest
 
-    def keep(self, conn: Connection, job_id: str) -> None:
-        """Inside the caller's transaction: send what this process changed in the folder."""
-        folder = self.root / job_id
-        if not folder.is_dir():
-            return
-        known = self._known.get(job_id)
-        if known is None:
-            known = self._read_shas(conn, job_id)
-        sent: list[tuple[str, str, str, bytes]] = []
-        for name, path in _files(folder):
+    def keep(self, conn: Connection, job_ids: Sequence[str]) -> None:
+        """Inside the caller's transaction: send what this process changed in these jobs'
+        folders, in one statement (a statement per file would be a round trip each)."""
+        folders = [j for j in job_ids if (self.root / j).is_dir()]
+        self._read_shas(conn, [j for j in folders if j not in self._known])
+        sent: list[object] = []
+        for job_id in folders:
+            for name, digest, data in self._changed(job_id):
+                sent += [job_id, name, digest, data]
+        for start in range(0, len(sent), 4 * _FILES):
+            chunk = sent[start : start + 4 * _FILES]
+            file_marks = ", ".join(["(?, ?, ?, ?)"] * (len(chunk) // 4))
+            conn.execute(
+                f"INSERT INTO blog_job_file (job_id, name, sha256, data) VALUES {file_marks}"
+                " ON CONFLICT (job_id, name) DO UPDATE"
+                " SET sha256 = excluded.sha256, data = excluded.data",
+                chunk,
+            )
+
+    def _changed(self, job_id: str) -> Iterator[tuple[str, str, bytes]]:
+        """(name, sha256, bytes) of each file of the job's folder the store lacks as it is
+        now; every file read is remembered as pending until the transaction ends."""
+        known = self._known[job_id]
+        for name, path in _files(self.root / job_id):
             try:
                 stat = _stat(path)
             except OSError:
@@ -91,16 +110,9 @@ class Mirror:
             except OSError:
                 continue
             digest = sha256_hex(data)
-            if known.get(name) != digest:
-                sent.append((job_id, name, digest, data))
             self._pending.append((job_id, name, digest, stat))
-        if sent:
-            conn.executemany(
-                "INSERT INTO blog_job_file (job_id, name, sha256, data) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (job_id, name) DO UPDATE"
-                " SET sha256 = excluded.sha256, data = excluded.data",
-                sent,
-            )
+            if known.get(name) != digest:
+                yield name, digest, data
 
     def settle(self, committed: bool) -> None:
         """After the transaction: what it sent is known to be in the store, or forgotten."""
@@ -113,23 +125,50 @@ class Mirror:
                 self._known.pop(job_id, None)
                 self._seen.pop((job_id, name), None)
 
-    def fetch(self, job_id: str) -> None:
-        """Make the folder on this disk what the store holds (files it lacks are left)."""
-        folder = self.root / job_id
-        for name, digest in self._read_shas(self.conn, job_id).items():
-            path = folder / name
-            try:
-                stat = _stat(path)
-                same = self._seen.get((job_id, name)) == stat
-                if same or sha256_hex(path.read_bytes()) == digest:
-                    self._seen[(job_id, name)] = stat
-                    continue
-            except OSError:
-                pass
-            row = self.conn.execute(
-                "SELECT data FROM blog_job_file WHERE job_id = ? AND name = ?", (job_id, name)
-            ).fetchone()
-            if row is None:
+    def fetch(self, job_ids: Sequence[str]) -> None:
+        """Make these jobs' folders on this disk what the store holds (files it lacks are
+        left): one query for the hashes, one for the files this disk lacks."""
+        self._read_shas(self.conn, job_ids)
+        wanted: dict[tuple[str, str], str] = {}
+        for job_id in job_ids:
+            for name, digest in self._known[job_id].items():
+                if not self._same(job_id, name, digest):
+                    wanted[(job_id, name)] = digest
+        if not wanted:
+            return
+        jobs = sorted({j for j, _ in wanted})
+        names = sorted({n for _, n in wanted})
+        marks, name_marks = ", ".join("?" * len(jobs)), ", ".join("?" * len(names))
+        # Every pair of these jobs and names: a few more rows than wanted, one query.
+        rows = self.conn.execute(
+            f"SELECT job_id, name, data FROM blog_job_file WHERE job_id IN ({marks})"
+            f" AND name IN ({name_marks})",
+            [*jobs, *names],
+        ).fetchall()
+        for job_id, name, data in rows:
+            if (job_id, name) not in wanted:
                 continue  # gone since its hash was read: the job's change removed it
-            write_atomic(path, bytes(row[0]), sync=False)
+            path = self.root / job_id / name
+            write_atomic(path, bytes(data), sync=False)
             self._seen[(job_id, name)] = _stat(path)
+
+    def _same(self, job_id: str, name: str, digest: str) -> bool:
+        """Whether the file on this disk holds what the store does (remembered once true)."""
+        path = self.root / job_id / name
+        try:
+            stat = _stat(path)
+            if self._seen.get((job_id, name)) == stat or sha256_hex(path.read_bytes()) == digest:
+                self._seen[(job_id, name)] = stat
+                return True
+        except OSError:
+            pass
+        return False
+
+
+_FILES = 200
+"""Files per INSERT (4 parameters each)."""
+
+
+def _parts(job_ids: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+    for start in range(0, len(job_ids), size):
+        yield job_ids[start : start + size]

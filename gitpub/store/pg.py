@@ -28,8 +28,8 @@ from gitpub.core.ids import sha256_hex
 from gitpub.scan.sanitize import sanitize
 from gitpub.store import mirror, url
 from gitpub.store.blogs import Blog, find_schema, registry
+from gitpub.store.db import Claimed, Cursor, Row, Store, at, now, parse_time, scalar
 from gitpub.store.db import Connection as StoreConnection
-from gitpub.store.db import Cursor, Row, Store, at, now, parse_time, scalar
 from gitpub.store.dialect import translate
 from gitpub.store.errors import Duplicate, StoreError, Unavailable
 from gitpub.store.leases import lease_holder_dead
@@ -146,6 +146,7 @@ class PgConnection:
     def __init__(self, pg: psycopg.Connection[DriverRow], dsn: str) -> None:
         self.pg = pg
         self._dsn = dsn
+        self.statements = 0
 
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
@@ -157,13 +158,16 @@ class PgConnection:
             raise failure(exc, self._dsn) from None
 
     def execute(self, sql: str, params: Sequence[object] = (), /) -> Cursor:
+        self.statements += 1
         with self.errors():
             return PgCursor(self.pg.execute(translate(sql), [_param(p) for p in params]), self)
 
     def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> Cursor:
+        rows = [[_param(p) for p in ps] for ps in seq]
+        self.statements += len(rows)
         with self.errors():
             cursor = self.pg.cursor()
-            cursor.executemany(translate(sql), [[_param(p) for p in ps] for ps in seq])
+            cursor.executemany(translate(sql), rows)
             return PgCursor(cursor, self)
 
 
@@ -206,6 +210,7 @@ class PgStore(Store):
         self.opened_at = time.time()
         self._files = mirror.Mirror(self.conn, self.path.parent / "jobs", self.opened_at)
         self._touched: set[str] = set()
+        self._listening = False
 
     @property
     def identity(self) -> str:
@@ -259,12 +264,13 @@ class PgStore(Store):
     @contextlib.contextmanager
     def transaction(self) -> Iterator[StoreConnection]:
         committed = False
+        self.conn.statements += 2  # BEGIN and COMMIT (or ROLLBACK), which psycopg sends
         try:
             with self.conn.errors(), self.conn.pg.transaction():
                 yield self.conn
                 # Once per job, however many of its changes the transaction holds.
-                for job_id in sorted(self._touched):
-                    self._files.keep(self.conn, job_id)
+                if self._touched:
+                    self._files.keep(self.conn, sorted(self._touched))
             committed = True
         finally:
             self._touched.clear()
@@ -285,11 +291,65 @@ class PgStore(Store):
         value = scalar(conn, "SELECT nextval('blog_lease_token')")
         return f"{int(value):020d}"
 
+    def claim_rows(
+        self,
+        conn: StoreConnection,
+        where: str,
+        params: Sequence[object],
+        lease: tuple[str, str],
+        limit: int,
+    ) -> list[Claimed]:
+        """One statement, whatever `limit`: the rows `where` picks are read `FOR UPDATE SKIP
+        LOCKED` (a row another worker is claiming this instant is skipped, not waited for)
+        and leased with tokens from the sequence; the old lease comes back beside the new."""
+        rows = conn.execute(
+            "WITH picked AS (SELECT job_id, lease_owner, lease_token FROM blog_publication"
+            f" {where} ORDER BY created_at, job_id LIMIT ? FOR UPDATE SKIP LOCKED)"
+            " UPDATE blog_publication SET lease_owner = ?,"
+            " lease_token = lpad(nextval('blog_lease_token')::text, 20, '0'),"
+            " lease_expires_at = ? FROM picked WHERE blog_publication.job_id = picked.job_id"
+            " RETURNING blog_publication.*, picked.lease_owner AS previous_owner,"
+            " picked.lease_token AS previous_token",
+            [*params, limit, lease[0], lease[1]],
+        ).fetchall()
+        rows.sort(key=lambda r: (r["created_at"], r["job_id"]))
+        return [Claimed(r, r["previous_owner"], r["previous_token"]) for r in rows]
+
+    def delivering_elsewhere(self) -> bool:
+        row = self.conn.execute(
+            "SELECT holder FROM blog_fleet_lock WHERE name = 'delivery' AND expires_at >= ?",
+            (now(),),
+        ).fetchone()
+        return row is not None and not lease_holder_dead(row[0].partition(" ")[0])
+
+    def announce(self, conn: StoreConnection) -> None:
+        """`NOTIFY` on the blog's channel, sent by the server when the transaction commits
+        (several in one transaction are one)."""
+        conn.execute(f"NOTIFY {self.schema}")
+
+    def wait(self, timeout: float) -> bool:
+        """`LISTEN` on the blog's channel (from the first wait on: a worker that never
+        waits keeps no backlog), then the first notification, or `timeout`. Whatever came
+        meanwhile (while the pass ran) answers at once, and all of it is drained: one wake
+        for a burst of submissions."""
+        if not self._listening:
+            self.conn.execute(f"LISTEN {self.schema}")
+            self._listening = True
+        with self.conn.errors():
+            woken = any(True for _ in self.conn.pg.notifies(timeout=timeout, stop_after=1))
+            if woken:
+                for _ in self.conn.pg.notifies(timeout=0):
+                    pass
+        return woken
+
     def keep_folder(self, conn: StoreConnection, job_id: str) -> None:
         self._touched.add(job_id)  # sent when the transaction ends, in it
 
     def fetch_folder(self, job_id: str) -> None:
-        self._files.fetch(job_id)
+        self._files.fetch([job_id])
+
+    def fetch_folders(self, job_ids: Sequence[str]) -> None:
+        self._files.fetch(job_ids)
 
     @contextlib.contextmanager
     def fleet(self, name: str) -> Iterator[None]:

@@ -58,19 +58,39 @@ def ids_in(store: Store, states: Collection[State]) -> tuple[str, ...]:
     return tuple(r[0] for r in rows)
 
 
-def due(store: Store, active: Collection[State], stamp: str) -> list[str]:
-    """Jobs with work to do at `stamp` and no live lease: active ones, retries whose time has
-    come, and exhausted ones whose delivery probe is due."""
+def due_clause(
+    active: Collection[State],
+    stamp: str,
+    only: Collection[str] = (),
+    skip: Collection[str] = (),
+) -> tuple[str, list[object]]:
+    """The WHERE clause (and its parameters) of the jobs with work to do at `stamp`, whatever
+    their lease: active ones, scheduled ones whose time has come, retries whose time has come,
+    and exhausted ones whose delivery probe is due; among `only` when given, never `skip`."""
     marks, values = _marks(active)
+    where = (
+        f"WHERE (state IN ({marks})"
+        "  OR (state = 'SCHEDULED' AND scheduled_at <= ?)"
+        "  OR (state = 'RETRY_WAIT' AND next_retry_at <= ?)"
+        "  OR (state = 'FAILED' AND failure_code = 'delivery_exhausted' AND next_retry_at <= ?))"
+    )
+    params: list[object] = [*values, stamp, stamp, stamp]
+    if only:
+        where += f" AND job_id IN ({', '.join('?' * len(only))})"
+        params += list(only)
+    if skip:
+        where += f" AND job_id NOT IN ({', '.join('?' * len(skip))})"
+        params += list(skip)
+    return where, params
+
+
+def due(store: Store, active: Collection[State], stamp: str) -> list[str]:
+    """Jobs with work to do at `stamp` and no live lease (`due_clause`)."""
+    where, params = due_clause(active, stamp)
     rows = store.conn.execute(
-        f"SELECT job_id FROM blog_publication WHERE"
-        f" (state IN ({marks})"
-        f"  OR (state = 'SCHEDULED' AND scheduled_at <= ?)"
-        f"  OR (state = 'RETRY_WAIT' AND next_retry_at <= ?)"
-        f"  OR (state = 'FAILED' AND failure_code = 'delivery_exhausted' AND next_retry_at <= ?))"
-        f" AND (lease_token IS NULL OR lease_expires_at < ?)"
-        f" ORDER BY created_at, job_id",
-        (*values, stamp, stamp, stamp, stamp),
+        f"SELECT job_id FROM blog_publication {where}"
+        " AND (lease_token IS NULL OR lease_expires_at < ?) ORDER BY created_at, job_id",
+        (*params, stamp),
     )
     return [r[0] for r in rows]
 

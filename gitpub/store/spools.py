@@ -30,23 +30,29 @@ def get(store: Store, job_id: str, name: str) -> Run | None:
     return Run(row[0], row[1], bytes(row[2]) if row[2] is not None else None)
 
 
-def begin(store: Store, job_id: str, name: str, owner: str) -> None:
-    """A run of the step starts now (replacing any earlier one's record)."""
+def begin(store: Store, job_id: str, name: str, owner: str) -> str:
+    """A run of the step starts now (replacing any earlier one's record); when, which names
+    the run to its lander."""
+    started = now()
     with store.transaction() as conn:
         conn.execute(
             "INSERT INTO blog_step_spool (job_id, name, owner, started_at) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (job_id, name) DO UPDATE SET owner = excluded.owner,"
             " started_at = excluded.started_at, status = NULL, answer = NULL",
-            (job_id, name, sanitize(owner), now()),
+            (job_id, name, sanitize(owner), started),
         )
+    return started
 
 
-def land(store: Store, job_id: str, name: str, status: str, record: bytes) -> None:
-    """The command ended: its record (already sanitized by the caller) is the answer."""
+def land(store: Store, job_id: str, name: str, started: str, status: str, record: bytes) -> None:
+    """The command ended: its record (already sanitized by the caller) is the answer of the
+    run that began at `started`, if that run is still the step's (a worker that took the
+    answer from the command itself may have cleared it, or begun the step anew)."""
     with store.transaction() as conn:
         conn.execute(
-            "UPDATE blog_step_spool SET status = ?, answer = ? WHERE job_id = ? AND name = ?",
-            (status, record, job_id, name),
+            "UPDATE blog_step_spool SET status = ?, answer = ?"
+            " WHERE job_id = ? AND name = ? AND started_at = ?",
+            (status, record, job_id, name, started),
         )
 
 

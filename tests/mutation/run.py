@@ -272,8 +272,8 @@ MUTANTS = (
     Mutant(
         "a renewal that does not notice a stolen lease",
         "gitpub/store/leases.py",
-        "    if got != 1:\n" + STOLEN,
-        "    if got < 0:\n" + STOLEN,
+        "    if not kept:\n" + STOLEN,
+        "    if kept is None:\n" + STOLEN,
         (RECOVERY + "test_stolen_lease_stops_the_old_worker_without_side_effects",),
     ),
     Mutant(
@@ -355,9 +355,9 @@ MUTANTS = (
     Mutant(
         "the worker waits holding the delivery lock",
         "gitpub/ops/runner.py",
-        "                time.sleep(interval)\n",
+        "                ctx.store.wait(interval)\n",
         '                with ctx.locks.hold("delivery"):\n'
-        "                    time.sleep(interval)\n",
+        "                    ctx.store.wait(interval)\n",
         (RECOVERY + "test_retry_waits_hold_no_lock",),
     ),
     Mutant(
@@ -522,15 +522,15 @@ MUTANTS = (
     Mutant(
         "a scheduled post published before its time",
         "gitpub/store/reads.py",
-        "        f\"  OR (state = 'SCHEDULED' AND scheduled_at <= ?)\"\n",
-        "        f\"  OR (state = 'SCHEDULED' AND scheduled_at >= ?)\"\n",
+        "        \"  OR (state = 'SCHEDULED' AND scheduled_at <= ?)\"\n",
+        "        \"  OR (state = 'SCHEDULED' AND scheduled_at >= ?)\"\n",
         (WORKFLOWS + "test_a_scheduled_post_waits_then_publishes",),
     ),
     Mutant(
         "a scheduled post that never comes due",
         "gitpub/store/reads.py",
-        "        f\"  OR (state = 'SCHEDULED' AND scheduled_at <= ?)\"\n",
-        "        f\"  OR (state = 'SCHEDULED' AND scheduled_at <= ? AND 0)\"\n",
+        "        \"  OR (state = 'SCHEDULED' AND scheduled_at <= ?)\"\n",
+        "        \"  OR (state = 'SCHEDULED' AND scheduled_at <= ? AND 0)\"\n",
         (WORKFLOWS + "test_a_scheduled_post_waits_then_publishes",),
     ),
     Mutant(
@@ -592,18 +592,20 @@ MUTANTS = (
     Mutant(
         "a worker drives a shared job without its folder",
         "gitpub/store/leases.py",
-        "        store.fetch_folder(job.job_id)\n",
-        "        pass\n",
+        "    mine = [Job.from_row(c.row) for c in claimed]\n"
+        "    store.fetch_folders([j.job_id for j in mine])\n",
+        "    mine = [Job.from_row(c.row) for c in claimed]\n",
         (
             "tests/store/test_shared_store.py::test_a_fresh_clone_delivers_a_job_another_node_committed",
+            "tests/store/test_statements.py::"
+            "test_a_built_in_job_costs_the_shared_store_at_most_the_ceiling",
         ),
     ),
     Mutant(
         "a change of a shared job leaves its folder behind",
         "gitpub/store/jobs.py",
-        "    append_event(conn, job.job_id, job.state if to else None, to, step, detail)\n"
-        "    store.keep_folder(conn, job.job_id)\n",
-        "    append_event(conn, job.job_id, job.state if to else None, to, step, detail)\n",
+        "        for job_id in plans:\n            store.keep_folder(conn, job_id)\n",
+        "",
         (
             "tests/store/test_shared_store.py::test_a_fresh_clone_delivers_a_job_another_node_committed",
         ),
@@ -662,6 +664,59 @@ MUTANTS = (
         'lease_holder_dead(holder[0].partition(" ")[0])\n',
         "                dead = False\n",
         ("tests/store/test_shared_store.py::test_a_push_lock_whose_holder_died_is_taken_at_once",),
+    ),
+    Mutant(
+        "a late lander answers a newer run of its step",
+        "gitpub/store/spools.py",
+        '            " WHERE job_id = ? AND name = ? AND started_at = ?",\n',
+        '            " WHERE job_id = ? AND name = ? AND (started_at = ? OR 1 = 1)",\n',
+        (
+            "tests/store/test_shared_store.py::"
+            "test_a_late_lander_never_answers_a_newer_run_of_its_step",
+        ),
+    ),
+    Mutant(
+        "a claim takes a job another worker holds",
+        "gitpub/store/leases.py",
+        '    where = f"{due[0]} AND (lease_token IS NULL OR lease_expires_at < ?)"\n',
+        '    where = f"{due[0]} AND (lease_token IS NULL OR lease_expires_at < ? OR 1 = 1)"\n',
+        (
+            "tests/store/test_statements.py::"
+            "test_one_statement_claims_several_jobs_and_skips_those_being_claimed",
+            "tests/store/test_shared_store.py::"
+            "test_a_worker_leaves_its_committed_jobs_to_the_node_delivering",
+        ),
+    ),
+    Mutant(
+        "a submission wakes no waiting worker",
+        "gitpub/store/jobs.py",
+        "    store.announce(conn)  # a submitted job: the waiting workers take it at once\n",
+        "",
+        (
+            "tests/store/test_wake.py::test_a_submission_ends_a_waiting_workers_wait",
+            "tests/store/test_wake.py::"
+            "test_a_long_running_worker_publishes_a_submission_without_waiting_its_interval",
+        ),
+    ),
+    Mutant(
+        "a long-running worker sleeps its interval instead of waiting on the store",
+        "gitpub/ops/runner.py",
+        "                ctx.store.wait(interval)\n",
+        "                time.sleep(interval)\n",
+        (
+            "tests/store/test_wake.py::"
+            "test_a_long_running_worker_publishes_a_submission_without_waiting_its_interval",
+        ),
+    ),
+    Mutant(
+        "a claim of several jobs takes rows another claim holds",
+        "gitpub/store/pg.py",
+        'f" {where} ORDER BY created_at, job_id LIMIT ? FOR UPDATE SKIP LOCKED)"',
+        'f" {where} ORDER BY created_at, job_id LIMIT ?)"',
+        (
+            "tests/store/test_statements.py::"
+            "test_one_statement_claims_several_jobs_and_skips_those_being_claimed",
+        ),
     ),
     Mutant(
         "two articles of one file name share a review branch",

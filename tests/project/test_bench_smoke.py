@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -138,17 +139,21 @@ def test_fleet_benchmark_publishes_every_job_once_on_both_stores(
     # The session's PostgreSQL (pg_url skips where none is installed): the benchmark's own
     # throwaway cluster would cost this suite a second initdb.
     args = ("--jobs", "3", "--rounds", "1", "--workers", "2", "--store", pg_url)
-    out = _run(tmp_path, "bench_fleet.py", *args)
+    out = _run(tmp_path, "bench_fleet.py", *args, "--draft-seconds", "0.1")
     rows = {
-        line[:24].strip(): line[24:].split()
+        line[:24].strip(): line[24:].replace("|", " ").split()
         for line in out.splitlines()
         if line.startswith(("SQLite,", "PostgreSQL,"))
     }
     assert set(rows) == {"SQLite, 1 worker", "PostgreSQL, 2 workers"}
-    # seconds, jobs/s, ratio, pushes, bounced, rechecks, job commits on the remote
-    assert all(row[-1] == "3" for row in rows.values())
+    # Built-in steps, then the sleeping draft step: seconds, jobs/s, ratio, pushes, bounced,
+    # rechecks each.
+    assert all(len(row) == 12 for row in rows.values())
     assert rows["SQLite, 1 worker"][3] == "1"  # one worker, three ready jobs: one push
     assert 1 <= int(rows["PostgreSQL, 2 workers"][3]) <= 3
+    assert "each job in exactly one commit, every round (3 jobs)" in out
+    counted = re.search(r"statements per job.*SQLite ([0-9.]+), PostgreSQL ([0-9.]+)", out)
+    assert counted is not None and all(float(n) > 0 for n in counted.groups())
 
 
 def test_ui_benchmark_times_every_request(tmp_path: Path) -> None:

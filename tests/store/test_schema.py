@@ -113,6 +113,9 @@ _FILLED = {
     "int(offset)": "0",
     "','.join('?' * len(batch))": "?",
     "free": " AND (lease_token IS NULL OR lease_expires_at < ?)",
+    "rows_marks": "(?, ?, ?, ?, ?, ?, ?)",
+    "file_marks": "(?, ?, ?, ?)",
+    "name_marks": "?",
 }
 """What a query's f-string holds, filled as one call would: a new expression in a query must
 be added here, so no query goes unchecked."""

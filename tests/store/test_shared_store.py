@@ -16,7 +16,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from testing.fixtures import Blog, article, make_blog, wait_for
-from testing.jobs import assert_exactly_once, counting_blog, draft_spool, drafts
+from testing.jobs import assert_exactly_once, counting_blog, distinct, draft_spool, drafts
 
 from gitpub.context import open_context
 from gitpub.store import leases
@@ -238,3 +238,46 @@ def test_a_push_lock_whose_holder_died_is_taken_at_once(blog: Blog, shared: str)
     worker.start()
     worker.join(timeout=20)
     assert got.is_set()
+
+
+def test_a_late_lander_never_answers_a_newer_run_of_its_step(blog: Blog, shared: str) -> None:
+    """A worker takes a step's answer as soon as the command wrote its exit status, while
+    the wrapper goes on to land it: that landing may come after the step was begun anew.
+    It names the run it belongs to, so it answers that run or nothing."""
+    from gitpub.store import spools
+
+    job_id = blog.submit("late", article("Late", "A lander that comes late."))
+    with open_context(blog.root) as ctx:
+        first = spools.begin(ctx.store, job_id, "draft", "worker-a")
+        second = spools.begin(ctx.store, job_id, "draft", "worker-b")
+        assert second != first
+        spools.land(ctx.store, job_id, "draft", first, "0", b'{"answer": "old"}')
+        run = spools.get(ctx.store, job_id, "draft")
+        assert run is not None and run.landed is None  # the first run's answer is not this one's
+        spools.land(ctx.store, job_id, "draft", second, "0", b'{"answer": "new"}')
+        run = spools.get(ctx.store, job_id, "draft")
+        assert run is not None and run.landed == b'{"answer": "new"}'
+
+
+def test_a_worker_leaves_its_committed_jobs_to_the_node_delivering(blog: Blog, shared: str) -> None:
+    """While another node holds the delivery lock, a worker commits what it prepared and
+    leaves it, leases given up, instead of waiting its turn to push: nothing of its reaches
+    the remote. A node that then finds the lock free delivers those jobs, which it never
+    prepared, each exactly once with the submitted bytes."""
+    texts = {f"left-{i}": article(f"Left {i}", distinct(i)) for i in range(3)}
+    ids = {blog.submit(key, text): text for key, text in texts.items()}
+    with open_context(blog.root) as ctx, ctx.store.fleet("delivery"):
+        node_b = blog.clone("node-b")
+        node_b.ok("run", "--until-idle")
+        left = {job_id: node_b.job(job_id)["job"] for job_id in ids}
+        assert {j["state"] for j in left.values()} == {"LOCAL_COMMITTED"}
+        assert all(blog.commits_with_job(job_id) == 0 for job_id in ids)
+        assert all(leases.claim(ctx.store, job_id, "probe", 0.0) for job_id in ids)  # free
+    shutil.rmtree(node_b.root)  # its commits are gone with it
+    node_c = blog.clone("node-c")
+    node_c.ok("run", "--until-idle")
+    for job_id, text in ids.items():
+        job = node_c.job(job_id)["job"]
+        assert job["state"] == "PUBLISHED"
+        assert blog.commits_with_job(job_id) == 1
+        assert blog.remote_file(job["target_path"]).decode() == text
