@@ -19,8 +19,7 @@ from gitpub.core.ids import JobId, Sha256, sha256_hex
 from gitpub.core.states import State
 from gitpub.intake import checks
 from gitpub.scan.sanitize import sanitize, sanitize_name
-from gitpub.store import folders as jobrecord
-from gitpub.store import jobs, reads
+from gitpub.store import folders, jobs, reads
 from gitpub.store.db import Connection, Store, at, now
 from gitpub.store.errors import Duplicate
 from gitpub.store.jobs import Job, JobKind, append_event, get
@@ -237,7 +236,7 @@ def _write_folder(ctx: Context, new: _New, assets: Mapping[str, bytes]) -> None:
     write_atomic(job_dir / "source.txt", new.source.encode("utf-8"))
     for name, data in sorted(assets.items()):
         write_atomic(job_dir / ASSETS / name, data)
-    jobrecord.create(
+    folders.create(
         job_dir,
         {
             "job_id": new.job_id,

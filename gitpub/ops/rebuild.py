@@ -34,9 +34,7 @@ from gitpub.git.locks import Locks
 from gitpub.git.repo import Repo
 from gitpub.ops import cleanup
 from gitpub.prepare import manifest
-from gitpub.store import folders as jobrecord
-from gitpub.store import jobs, lost, outbox, reads
-from gitpub.store import topics as cursor
+from gitpub.store import folders, jobs, lost, outbox, reads, topics
 from gitpub.store.db import Connection, SqliteStore, Store, database_file, now
 from gitpub.store.errors import StoreError, Unavailable
 
@@ -207,8 +205,10 @@ def _rebuild_into(ctx: Context, out: Rebuilt, root: Path, known: set[str]) -> No
                 outbox.enqueue_publish(conn, plan.values["job_id"])
             _restore_topic(conn, plan.values)
     out.states = {p.values["job_id"]: p.values["state"] for p in kept}
-    folders = {p.values["job_id"] for p in kept} | known
-    orphans = sorted(i for i in cleanup.inventory(ctx.repo, ctx.state_dir).refs if i not in folders)
+    with_folder = {p.values["job_id"] for p in kept} | known
+    orphans = sorted(
+        i for i in cleanup.inventory(ctx.repo, ctx.state_dir).refs if i not in with_folder
+    )
     if orphans:
         out.left.append(
             f"{len(orphans)} job ref(s) without a job folder left as they are "
@@ -227,7 +227,7 @@ def _insert(store: Store, conn: Connection, plan: Plan) -> None:
 def _restore_topic(conn: Connection, values: dict[str, Any]) -> None:
     session, _, revision = values["key_display"].rpartition(":")
     if values["kind"] == "topic" and session.startswith("topic:") and revision.isdigit():
-        cursor.restore(conn, session[len("topic:") :], int(revision))
+        topics.restore(conn, session[len("topic:") :], int(revision))
 
 
 def _plan(ctx: Context, folder: Path) -> Plan | str:
@@ -235,7 +235,7 @@ def _plan(ctx: Context, folder: Path) -> Plan | str:
     source = folder / "source.txt"
     if not source.is_file():
         return "no source.txt; left as it is"
-    rec = jobrecord.load(folder)
+    rec = folders.load(folder)
     evidence = ["job.json"] if rec is not None else ["source.txt (no job.json)"]
     rec = rec or {}
     stamp = now()

@@ -25,7 +25,7 @@ from gitpub.ops.reconcile import repair_repository, settle_interrupted_commits
 from gitpub.store import jobs, reads
 from gitpub.store.db import now
 from gitpub.store.jobs import Event, Job
-from gitpub.sync import edits as external
+from gitpub.sync import edits
 
 INTERRUPTED = tuple(s for s in worker.ACTIVE if s is not State.RECEIVED)
 
@@ -48,7 +48,7 @@ def interrupted(ctx: Context) -> tuple[str, ...]:
 def recover(ctx: Context, ids: tuple[str, ...], concurrency: int = 1) -> list[Job]:
     """Start-up reconcile: register hand edits no hint announced, and finish every job that
     a dead worker left mid-way. Nothing here trusts memory: the store and git decide."""
-    external.scan(ctx)
+    edits.scan(ctx)
     if not ids:
         return []
     settle_interrupted_commits(ctx, worker.owner_name())
@@ -121,11 +121,11 @@ class Runner:
     def one_pass(self, ctx: Context, skip: frozenset[str] = frozenset()) -> list[Job]:
         """Hints → outbox, the review watch, the due jobs, hand edits, takedowns."""
         since = now()
-        external.register_hints(ctx)
+        edits.register_hints(ctx)
         # Merges people made of review branches first: a job they settle is never pushed again.
         touched = review.watch(ctx)
         touched += worker.run_until_idle(ctx, skip=skip, concurrency=self.concurrency)
-        sent = external.deliver(ctx)
+        sent = edits.deliver(ctx)
         for line in sent.pushed:
             self.tell(line)
         self._fetch_when_idle(ctx, touched)

@@ -26,8 +26,7 @@ from gitpub.git.process import git_out
 from gitpub.store import outbox
 from gitpub.store.db import now
 from gitpub.store.outbox import ExternalEvent
-from gitpub.sync import editgit as gx
-from gitpub.sync import held, hooks
+from gitpub.sync import editgit, held, hooks
 
 SCAN_PERIOD = 300.0
 """Seconds between two reconcile scans of a running worker (hints make it sooner)."""
@@ -70,9 +69,9 @@ def scan(ctx: Context) -> int:
 
 def _worktree_payload(ctx: Context) -> dict[str, object] | None:
     # Only with hand_edits = "all" is a person's uncommitted work committed for them.
-    if ctx.config.sync.hand_edits != "all" or not gx.observable(ctx):
+    if ctx.config.sync.hand_edits != "all" or not editgit.observable(ctx):
         return None
-    changes, secret = gx.deliverable_changes(ctx)
+    changes, secret = editgit.deliverable_changes(ctx)
     held.record(ctx.state_dir, secret)
     if not changes:
         return None
@@ -88,9 +87,9 @@ def _worktree_payload(ctx: Context) -> dict[str, object] | None:
 def _commits_payload(ctx: Context) -> dict[str, object] | None:
     if ctx.config.sync.hand_edits == "off":
         return None
-    local = ctx.repo.resolve(gx.local_ref(ctx))
+    local = ctx.repo.resolve(editgit.local_ref(ctx))
     tip = ctx.repo.resolve(ctx.tracking_ref)
-    if local is None or tip is None or not gx.unpushed_content(ctx, local, tip):
+    if local is None or tip is None or not editgit.unpushed_content(ctx, local, tip):
         return None
     taken = withdrawn.once_on_remote(ctx, local, tip)  # [] at once without a takedown
     if taken:
@@ -150,7 +149,7 @@ def deliver(ctx: Context) -> Report:
     if outbox.due_external(ctx.store) or outbox.external_events(ctx.store, outbox.CONFLICT):
         with ctx.locks.hold("delivery"):
             rebased = _deliver_locked(ctx, report)
-    report.branch = gx.catch_up(ctx, rebased)
+    report.branch = editgit.catch_up(ctx, rebased)
     return report
 
 
@@ -191,7 +190,7 @@ def _commit_and_fetch(ctx: Context, report: Report) -> tuple[Oid | None, Oid] | 
     except GitCommandError as exc:
         _defer(ctx, outbox.due_external(ctx.store), report, f"fetch failed: {exc.stderr[-300:]}")
         return None
-    local, tip = repo.resolve(gx.local_ref(ctx)), repo.resolve(ctx.tracking_ref)
+    local, tip = repo.resolve(editgit.local_ref(ctx)), repo.resolve(ctx.tracking_ref)
     if tip is None:
         _defer(ctx, outbox.due_external(ctx.store), report, f"no remote branch {pub.branch!r}")
         return None
@@ -201,7 +200,7 @@ def _commit_and_fetch(ctx: Context, report: Report) -> tuple[Oid | None, Oid] | 
 def _sort_events(ctx: Context, report: Report, local: Oid | None, tip: Oid) -> list[ExternalEvent]:
     """Settle the events the remote already answers (delivered, superseded); the ones that
     need a push, in order. The rest wait for their next attempt."""
-    watching = gx.observable(ctx)
+    watching = editgit.observable(ctx)
     waiting: list[ExternalEvent] = []
     later: list[ExternalEvent] = []
     for event in outbox.external_events(ctx.store):
@@ -226,7 +225,7 @@ def _push_waiting(
     """Push the local branch (rebased onto the remote) and confirm each waiting event."""
     repo, pub = ctx.repo, ctx.config.publish
     try:
-        pushed = gx.push_branch(ctx, local)
+        pushed = editgit.push_branch(ctx, local)
     except GitpubError as exc:  # a failed git command, a font that cannot be built
         _defer(ctx, waiting, report, exc.message)
         return None
@@ -262,7 +261,7 @@ def _push_waiting(
             f"hand edits pushed to {pub.branch}: {pushed.commit[:12]} ({count} change(s))"
         )
     if tip is not None:
-        _settle_merged_conflicts(ctx, tip, repo.resolve(gx.local_ref(ctx)))
+        _settle_merged_conflicts(ctx, tip, repo.resolve(editgit.local_ref(ctx)))
     return (local, pushed.commit) if landed else None
 
 
@@ -280,9 +279,9 @@ def _on_local(ctx: Context, event: ExternalEvent, local: str, tip: str) -> bool:
     """The event's change is still on the local branch, waiting for a person's merge."""
     kind, head = event.payload.get("type"), str(event.payload.get("head") or "")
     if kind == "worktree":
-        return gx.find_sync_commit(ctx, local, event.event_id, tip) is not None
+        return editgit.find_sync_commit(ctx, local, event.event_id, tip) is not None
     if kind == "commits":
-        return bool(ctx.repo.resolve(head)) and gx.contains_patches(ctx, local, head)
+        return bool(ctx.repo.resolve(head)) and editgit.contains_patches(ctx, local, head)
     return True  # written by a newer gitpub: not ours to judge
 
 
@@ -291,7 +290,7 @@ def _commit_worktree(ctx: Context) -> None:
     payload = _worktree_payload(ctx)
     if payload is not None:
         event_id, _ = outbox.register_external(ctx.store, payload)
-        gx.commit_changes(ctx, event_id)
+        editgit.commit_changes(ctx, event_id)
 
 
 Verdict = Literal["delivered", "superseded", "push", "wait"]
@@ -307,14 +306,14 @@ def _verdict(
     if _on_remote(ctx, event, tip):
         return outbox.DELIVERED
     if kind == "worktree":
-        if local and gx.find_sync_commit(ctx, local, event.event_id, tip):
+        if local and editgit.find_sync_commit(ctx, local, event.event_id, tip):
             return "push"
         # Its uncommitted state was either just committed under its own id (found above) or
         # has changed since: the current state has its own event now.
         return outbox.SUPERSEDED if watching else "wait"
     if kind == "commits":
         head = str(event.payload.get("head") or "")
-        if local and ctx.repo.resolve(head) and gx.contains_patches(ctx, local, head):
+        if local and ctx.repo.resolve(head) and editgit.contains_patches(ctx, local, head):
             return "push"
         return outbox.SUPERSEDED  # the person dropped those commits from the branch
     return "wait"  # written by a newer gitpub: not ours to judge
@@ -325,9 +324,9 @@ def _on_remote(ctx: Context, event: ExternalEvent, tip: str) -> bool:
     (hand commits, rebased to new hashes) are in the remote branch's history."""
     kind, head = event.payload.get("type"), str(event.payload.get("head") or "")
     if kind == "worktree":
-        return gx.find_sync_commit(ctx, tip, event.event_id, head or None) is not None
+        return editgit.find_sync_commit(ctx, tip, event.event_id, head or None) is not None
     if kind == "commits":
-        return bool(ctx.repo.resolve(head)) and gx.contains_patches(ctx, tip, head)
+        return bool(ctx.repo.resolve(head)) and editgit.contains_patches(ctx, tip, head)
     return False
 
 
@@ -342,7 +341,7 @@ def undelivered(ctx: Context) -> dict[str, list[str]]:
             if event.payload.get("type") == "worktree":
                 paths.update(str(c[0]) for c in event.payload.get("changes", []))
             elif event.payload.get("type") == "commits" and tip is not None:
-                paths.update(gx.commit_paths(ctx, tip, str(event.payload.get("head") or "")))
+                paths.update(editgit.commit_paths(ctx, tip, str(event.payload.get("head") or "")))
         if paths:
             out[status] = sorted(paths)
     return out
