@@ -10,7 +10,7 @@ from pathlib import Path
 from testing.fixtures import Blog, article, git
 
 from gitpub.context import open_context
-from gitpub.sync import edits as external
+from gitpub.sync import edits
 
 HELLO = "content/posts/hello.mdx"
 
@@ -62,15 +62,15 @@ def test_hand_commit_reaches_the_remote_without_a_job(blog: Blog) -> None:
 def test_a_hint_alone_triggers_registration(blog: Blog) -> None:
     blog.ok("install")
     with open_context(blog.root) as ctx:
-        assert external.scan(ctx) == 0  # nothing yet; the periodic scan is not due again
+        assert edits.scan(ctx) == 0  # nothing yet; the periodic scan is not due again
         (blog.root / "content/posts/note.mdx").write_text(article("Note", "Hinted."))
         blog.git("add", "content/posts/note.mdx")
         blog.git("commit", "-q", "-m", "note")
         assert (state_dir(blog) / "hints").exists()
-        assert external.register_hints(ctx) == 1
+        assert edits.register_hints(ctx) == 1
         assert not list(state_dir(blog).glob("hints*"))  # consumed
-        assert external.register_hints(ctx) == 0
-        assert external.sweep(ctx) == 1
+        assert edits.register_hints(ctx) == 0
+        assert edits.sweep(ctx) == 1
     assert blog.remote_file("content/posts/note.mdx").endswith(b"Hinted.\n")
 
 

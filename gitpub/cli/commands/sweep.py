@@ -6,7 +6,7 @@ from pathlib import Path
 
 from gitpub.cli.commands.output import say, warn
 from gitpub.context import open_context
-from gitpub.sync import edits as external
+from gitpub.sync import edits
 
 
 def main(path: Path) -> None:
@@ -14,9 +14,9 @@ def main(path: Path) -> None:
         if ctx.config.sync.hand_edits == "off":
             say('external_sync: hand edits are not delivered ([sync] hand_edits = "off")')
             return
-        external.register_hints(ctx, at_once=True)  # a person asked: look at git now
-        report = external.deliver(ctx)
-        open_paths = external.undelivered(ctx)
+        edits.register_hints(ctx, at_once=True)  # a person asked: look at git now
+        report = edits.deliver(ctx)
+        open_paths = edits.undelivered(ctx)
     say(f"external_sync: {report.delivered} event(s) delivered")
     for status, paths in open_paths.items():
         how = "in conflict" if status == "conflict" else "waiting"
