@@ -168,6 +168,13 @@ def test_a_kill_while_gitpub_makes_a_worktree_leaves_fetch_working(tmp_path: Pat
 
     blog = tiny_blog(tmp_path)
     job_id = blog.submit("k", article("新文章", "今天学习写字。"))
+    # Committed, then the remote moves: delivery replays the job in a worktree, rebuilding
+    # the subset from both articles (a job already on the tip is pushed as it is).
+    committed = blog.blogpub(
+        "run", "--until-idle", env={"GITPUB_CRASH_AT": "after_local_committed"}
+    )
+    assert committed.returncode == 137
+    blog.clone("person").push_by_hand("content/posts/spring.mdx", article("春", "春眠。"), "spring")
     res = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "during_worktree_add"})
     assert res.returncode == 137
     assert (STATE(blog) / "worktrees" / job_id / ".git").is_file()  # it was being made

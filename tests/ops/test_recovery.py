@@ -559,6 +559,14 @@ def test_crash_with_fonts_never_splits_article_and_subset(tmp_path: Path, point:
     env = {"DRAFT_LOG": str(draft_log)}
     text = article("新文章", "今天学习写字。")
     job_id = blog.submit("k", text)
+    if point == "during_worktree_add":
+        # A worktree is made when the remote moved after the job's commit: a job already on
+        # the tip is pushed as it is.
+        at = {**env, "GITPUB_CRASH_AT": "after_local_committed"}
+        assert blog.blogpub("run", "--until-idle", env=at).returncode == 137
+        blog.clone("person").push_by_hand(
+            "content/posts/spring.mdx", article("春", "春眠。"), "spring"
+        )
     res = blog.blogpub("run", "--until-idle", env={**env, "GITPUB_CRASH_AT": point})
     assert res.returncode == 137, res.stderr
     blog.ok("run", "--until-idle", env=env)
