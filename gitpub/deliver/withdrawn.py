@@ -62,11 +62,16 @@ def notice(ctx: Context) -> list[Job]:
     if tip is None or tip == seen.tip:
         return []
     deleted = _deleted_since(ctx, seen.tip, tip)
+    looked = [
+        job
+        for job in reads.published_not_withdrawn(ctx.store)
+        if deleted is None or job.target_path in deleted
+    ]
+    # Whose commit the branch still holds, in one walk (a first look sees every publication).
+    held = ctx.repo.reachable(tip, {j.remote_commit for j in looked if j.remote_commit})
     marked = []
-    for job in reads.published_not_withdrawn(ctx.store):
-        if deleted is not None and job.target_path not in deleted:
-            continue
-        if _still_published(ctx, job, tip):
+    for job in looked:
+        if _still_published(ctx, job, tip, held):
             continue
         marked.append(
             jobs.record(
@@ -81,17 +86,16 @@ def notice(ctx: Context) -> list[Job]:
     return marked
 
 
-def _still_published(ctx: Context, job: Job, tip: Oid) -> bool:
+def _still_published(ctx: Context, job: Job, tip: Oid, held: set[str]) -> bool:
     """The article is at the tip, and either the job's commit is still in the branch's
-    history (a person may have edited the article since) or a rewritten history kept the
-    job's own bytes. A force-push that put an older version back withdrew this one."""
+    history (`held`: a person may have edited the article since) or a rewritten history kept
+    the job's own bytes. A force-push that put an older version back withdrew this one."""
     if job.target_path is None:
         return True
     data = ctx.repo.blob_at(tip, job.target_path)
     if data is None:
         return False
-    commit = job.remote_commit
-    if commit is None or (ctx.repo.resolve(commit) and ctx.repo.is_ancestor(commit, tip)):
+    if job.remote_commit is None or job.remote_commit in held:
         return True
     ctx.store.fetch_folder(job.job_id)  # its manifest, on any node
     try:

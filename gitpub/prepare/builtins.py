@@ -109,6 +109,9 @@ class Grams:
             self.full = False
         self.used = set()
 
+    def holds(self, text: str) -> bool:
+        return text in self.texts
+
     def of(self, text: str, grams: frozenset[str] | None = None) -> tuple[int, int] | None:
         """(bitset, number of 3-grams) of a text (whose 3-grams are `grams` when the caller
         has them already), or None once full."""
@@ -193,9 +196,13 @@ def _best(
     best, path = 0.0, None
     for other in others:
         text = str(other.get("text", ""))
-        known = shingles(text) if len(text) >= BIG else None  # from the cache, usually
-        if grams and not _may_reach(grams, allowed, _body(text) if known is None else known):
-            continue
+        known = None
+        # A text the memo holds is compared as two bitsets, cheaper than the bound: an
+        # article still on its way was a candidate itself, and every later job meets it.
+        if not memo.holds(text):
+            known = shingles(text) if len(text) >= BIG else None  # from the cache, usually
+            if grams and not _may_reach(grams, allowed, _body(text) if known is None else known):
+                continue
         theirs = _Measured(text, memo, known)
         small, large = sorted((mine.count, theirs.count))
         if not small or small <= best * large:

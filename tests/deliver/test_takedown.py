@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from testing.fixtures import Blog, article
 
+from gitpub.context import open_context
+from gitpub.deliver import batch, withdrawn
+
 
 def take_down(blog: Blog) -> None:
     person = blog.clone("person")
@@ -48,3 +51,21 @@ def test_a_published_job_that_is_still_there_cannot_be_retried(blog: Blog) -> No
     blog.ok("run", "--until-idle")
     res = blog.blogpub("retry", job_id)
     assert res.returncode == 1 and "PUBLISHED" in res.stderr
+
+
+def test_a_worker_that_keeps_running_notices_a_deletion_after_its_first_look(blog: Blog) -> None:
+    """A running worker looks at every publication once, then only at the paths the commits
+    since its last look deleted: a deletion commit after that first look is still seen."""
+    job_id = blog.submit("removed", article("Removed", "Published, then git rm'd by a person."))
+    blog.ok("run", "--until-idle")
+    path = blog.job(job_id)["job"]["target_path"]
+    with open_context(blog.root) as ctx:
+        assert withdrawn.notice(ctx) == []  # the first look: every publication is there
+        person = blog.clone("person")
+        person.git("rm", "--quiet", path)
+        person.git("commit", "--quiet", "-m", "Take the post down")
+        person.git("push", "--quiet", "origin", "HEAD:main")
+        batch.fetch_repairing(ctx)
+        marked = withdrawn.notice(ctx)
+    assert [j.job_id for j in marked] == [job_id]
+    assert blog.job(job_id)["job"]["withdrawn"] is True

@@ -765,13 +765,21 @@ MUTANTS = (
         (COMPOSE + "test_a_reviewers_edit_then_merge_publishes_the_edit[sqlite-edit-seen]",),
     ),
     Mutant(
-        "a deletion commit is no takedown",
+        "a deletion commit is no takedown while the job's commit is in the history",
         "gitpub/deliver/withdrawn.py",
-        "        if deleted is not None and job.target_path not in deleted:\n",
-        "        if deleted is not None or job.remote_commit is None or ctx.repo.is_ancestor(\n"
-        "            job.remote_commit, tip\n"
-        "        ):\n",
+        "    if data is None:\n",
+        "    if data is None and job.remote_commit not in held:\n",
         (COMPOSE + "test_an_ordinary_deletion_commit_is_a_takedown[sqlite]",),
+    ),
+    Mutant(
+        "a takedown is looked for only on a worker's first look",
+        "gitpub/deliver/withdrawn.py",
+        "        if deleted is None or job.target_path in deleted\n",
+        "        if deleted is None\n",
+        (
+            "tests/deliver/test_takedown.py::"
+            "test_a_worker_that_keeps_running_notices_a_deletion_after_its_first_look",
+        ),
     ),
     Mutant(
         "a stylesheet git merged is taken as the artifact",
