@@ -16,7 +16,7 @@ RawAnswer = Mapping[str, object]
 
 Leaks = Sequence[Mapping[str, object]]
 """What a step's raw answer leaked, as the ruleset names it: field, kind, line, fingerprint
-(`secrets.leaks`); the recorded answer holds them sanitized away."""
+(`scan.leaks`); the recorded answer holds them sanitized away."""
 
 
 class ArticleText(TypedDict):

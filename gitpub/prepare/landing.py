@@ -2,50 +2,28 @@
 makes anyone pay for the step again.
 
 `Landing` is the worker's side: before it starts a step it adopts an answer already landed,
-or waits out a run another worker started; its wrapper then runs this module (`python -m
-gitpub.prepare.landing SPOOL`) once the command ended, which lands the answer — sanitized,
-with the fingerprints of what was redacted — whether or not the worker still lives."""
+or waits out a run another worker started; its wrapper then runs `gitpub.store.lander` once
+the command ended, which lands the answer — sanitized, with the fingerprints of what was
+redacted — whether or not the worker still lives."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from gitpub.core import clock
 from gitpub.core.jsonvalue import JSON, JSONObject
-from gitpub.prepare import secrets
-from gitpub.scan.sanitize import sanitize, sanitize_obj
 from gitpub.store import spools
 from gitpub.store.db import Store, parse_time
-
-ENV = "GITPUB_LANDING"
-"""What the lander needs, for the wrapper only: the command itself never sees it."""
+from gitpub.store.lander import ENV
 
 
 class Landed(dict[str, JSON]):
     """An adopted answer: already sanitized, with what the step's own output leaked."""
 
     leaks: list[JSON]
-
-
-def record(status: str, out: bytes, err: str, allow: Iterable[str]) -> bytes:
-    """The landed record of a run: its exit status, and its answer as gitpub keeps it."""
-    allowed = frozenset(allow)
-    try:
-        raw = json.loads(out.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raw = None
-    body: dict[str, object] = {"status": status, "stderr": sanitize(err)[-2000:]}
-    if isinstance(raw, dict):
-        body["answer"] = sanitize_obj(raw, allowed)
-        body["leaks"] = secrets.leaks(raw, allowed)
-    else:
-        body["unreadable"] = True
-    return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
 class Landing:
@@ -95,24 +73,3 @@ class Landing:
 
     def clear(self) -> None:
         spools.clear(self.store, self.job_id, self.name)
-
-
-def _land(spool: Path) -> None:
-    from gitpub.store.blogs import Blog
-    from gitpub.store.pg import PgStore
-
-    spec = json.loads(os.environ[ENV])
-    status = (spool / "status").read_text().strip()
-    out = (spool / "stdout").read_bytes()
-    err = (spool / "stderr").read_text("utf-8", "replace")
-    body = record(status, out, err, spec["allow"])
-    with PgStore(spec["url"], spool, Blog(*spec["blog"])) as store:
-        spools.land(store, spec["job"], spec["name"], spec["started"], status, body)
-
-
-if __name__ == "__main__":
-    try:
-        _land(Path(sys.argv[1]))
-    except Exception as exc:  # the worker, or its successor, runs the step again
-        print(f"gitpub: could not land the step's answer: {sanitize(str(exc))}", file=sys.stderr)
-        sys.exit(1)

@@ -31,13 +31,13 @@ class StepFailed(GitpubError):
 # The command runs under a tiny shell that records its own pid first and the command's exit
 # status last, each with an atomic rename. The shell writes the pid itself, so even a worker
 # killed the instant after starting it leaves a step the next worker can find and adopt.
-# On the shared store it then lands the answer there (gitpub.prepare.landing), out of reach of
+# On the shared store it then lands the answer there (gitpub.store.lander), out of reach of
 # the command, which never sees what the lander needs.
 _WRAP = (
     's="$1"; p="$2"; shift 2; echo $$ > "$p.tmp" && mv "$p.tmp" "$p"; '
     'env -u GITPUB_LANDING -u GITPUB_LANDING_PY "$@"; rc=$?; '
     'echo "$rc" > "$s.tmp" && mv "$s.tmp" "$s"; '
-    '[ -z "$GITPUB_LANDING" ] || "$GITPUB_LANDING_PY" -m gitpub.prepare.landing "${s%/*}" '
+    '[ -z "$GITPUB_LANDING" ] || "$GITPUB_LANDING_PY" -m gitpub.store.lander "${s%/*}" '
     '>/dev/null; exit "$rc"'
 )
 _WRAP_NAME = "gitpub-step"

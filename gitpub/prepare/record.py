@@ -10,14 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar, cast
 
-from gitpub import intake
+from gitpub import intake, scan
 from gitpub.config import StepSpec
 from gitpub.context import Context
 from gitpub.core import userdirs
 from gitpub.core.files import write_atomic
 from gitpub.core.jsonvalue import JSONObject
 from gitpub.core.states import State
-from gitpub.prepare import manifest, secrets, steps
+from gitpub.prepare import manifest, steps
 from gitpub.prepare.answers import RawAnswer, Request
 from gitpub.prepare.landing import Landing
 from gitpub.prepare.protocol import StepFailed
@@ -91,7 +91,7 @@ class Recorder:
         answer = cast(A, sanitize_obj(cast(JSONObject, raw), self.allow))
         # An answer adopted from the shared store was sanitized where it landed; what it
         # leaked came with it.
-        leaks = secrets.leaks(raw, self.allow) or list(getattr(raw, "leaks", []))
+        leaks = scan.leaks(raw, self.allow) or list(getattr(raw, "leaks", []))
         if leaks:
             answer = cast(A, {**answer, "leaks": leaks})
         self.beat()

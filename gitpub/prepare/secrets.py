@@ -39,19 +39,6 @@ def last_word(files: list[tuple[str, str]], allow: frozenset[str]) -> str | None
     return None
 
 
-def leaks(answer: object, allow: frozenset[str], field: str = "") -> list[dict[str, object]]:
-    """Secrets in a step's raw answer, as the ruleset names them (never the text)."""
-    if isinstance(answer, str):
-        return [{"field": field, **f.public()} for f in scan.scan(answer, allow=allow)]
-    if isinstance(answer, dict):
-        items = [(f"{field}.{k}" if field else str(k), v) for k, v in answer.items()]
-        keys = [(f"{field} key", str(k)) for k in answer]
-        return [leak for name, value in items + keys for leak in leaks(value, allow, name)]
-    if isinstance(answer, (list, tuple)):
-        return [leak for i, v in enumerate(answer) for leak in leaks(v, allow, f"{field}[{i}]")]
-    return []
-
-
 def leaked(step: str, found: Sequence[Mapping[str, object]]) -> str:
     """The REVIEW reason for a step answer that held a secret."""
     first = found[0]

@@ -117,6 +117,20 @@ def scan(
     return [f for f in found if f.fingerprint not in allowed]
 
 
+def leaks(answer: object, allow: frozenset[str], field: str = "") -> list[dict[str, object]]:
+    """Secrets in a JSON value (a step's raw answer), each named by the field that holds
+    it, as the ruleset names them (never the text)."""
+    if isinstance(answer, str):
+        return [{"field": field, **f.public()} for f in scan(answer, allow=allow)]
+    if isinstance(answer, dict):
+        items = [(f"{field}.{k}" if field else str(k), v) for k, v in answer.items()]
+        keys = [(f"{field} key", str(k)) for k in answer]
+        return [leak for name, value in items + keys for leak in leaks(value, allow, name)]
+    if isinstance(answer, (list, tuple)):
+        return [leak for i, v in enumerate(answer) for leak in leaks(v, allow, f"{field}[{i}]")]
+    return []
+
+
 def redact(text: str, *, allow: Iterable[str] = (), name: bool = False) -> str:
     """`text` with every secret replaced by `[REDACTED:<kind>]`, except allowed ones
     (`name=True`: as `scan` reads a name)."""

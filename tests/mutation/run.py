@@ -613,7 +613,7 @@ MUTANTS = (
     Mutant(
         "a step outliving its worker never lands its answer",
         "gitpub/prepare/protocol.py",
-        """    '[ -z "$GITPUB_LANDING" ] || "$GITPUB_LANDING_PY" -m gitpub.prepare.landing """
+        """    '[ -z "$GITPUB_LANDING" ] || "$GITPUB_LANDING_PY" -m gitpub.store.lander """
         """"${s%/*}" '\n""",
         """    '[ -z "$GITPUB_LANDING" ] || true '\n""",
         (
