@@ -16,7 +16,6 @@ from pathlib import Path, PurePosixPath
 from gitpub.config import Config
 from gitpub.core.errors import InputError
 from gitpub.scan import FINGERPRINT_CHARS, scan
-from gitpub.site.paths import reserved_device
 
 NAME_MAX = 255
 """Bytes in one path component: the limit of every common filesystem. A job commit made in
@@ -85,6 +84,8 @@ def portable_name(segment: str) -> str | None:
         return "a trailing space or dot"
     if segment != segment.lstrip(" "):
         return "a leading space"
+    from gitpub.site.paths import reserved_device  # only a target or an asset is a path
+
     if reserved_device(segment):
         return "a name Windows reserves for a device"
     if len(segment.encode("utf-8")) > NAME_MAX:
