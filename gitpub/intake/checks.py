@@ -9,7 +9,6 @@ sanitized path would publish the job under another name than the one asked for).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -169,6 +168,10 @@ def check_asset_set(names: Iterable[str], what: str = "--asset") -> None:
     (`images` beside `images/a.png`: the job folder, and every clone, could hold only one),
     and no two that are one name, or one folder, up to case or Unicode normalization."""
     given = set(names)
+    if not given:
+        return  # most submits carry no asset: then nothing loads the Unicode tables
+    import unicodedata
+
     folded: dict[str, str] = {}
     for name in sorted(given):
         parts = name.split("/")
@@ -187,6 +190,8 @@ def check_asset_set(names: Iterable[str], what: str = "--asset") -> None:
 
 
 def _differ(a: str, b: str) -> str:
+    import unicodedata
+
     if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
         return "Unicode normalization (NFC and NFD)"
     return "case" if a.casefold() == b.casefold() else "case and Unicode normalization"
