@@ -81,11 +81,14 @@ def memo(memos: dict[str, object], kind: type[M]) -> M:
     return found
 
 
-def open_context(path: Path, *, need_remote: bool = True) -> Context:
-    """Discover the repository at or above path, load its config and open its store."""
+def open_context(path: Path, *, need_remote: bool = True, cfg: Config | None = None) -> Context:
+    """Discover the repository at or above path, load its config (unless the caller already
+    did: `cfg`) and open its store."""
     clock.skew()  # a clock that reads nonsense stops the command before it claims anything
     repo = Repo.discover(path)
-    cfg = config_mod.load(repo.root)
+    if cfg is None:
+        cfg = config_mod.load(repo.root)
+    assert cfg.root == repo.root, (cfg.root, repo.root)
     if need_remote:
         require_remote(repo, cfg)
     state = repo.state_dir

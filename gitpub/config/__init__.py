@@ -31,6 +31,9 @@ StepSpec = Union[str, tuple[str, ...]]
 
 @dataclass(frozen=True)
 class PublishConfig:
+    """`[publish]`: where articles go (remote, branch, content folders) and how they are
+    committed."""
+
     remote: str = "origin"
     branch: str = "main"
     content: tuple[str, ...] = ("content/posts",)
@@ -46,6 +49,8 @@ class PublishConfig:
 
 @dataclass(frozen=True)
 class FontsConfig:
+    """`[fonts]`: the source font and the subsets the font gate keeps in step with the articles."""
+
     source: str = "fonts/source.otf"
     face: int = 0
     outputs: tuple[str, ...] = ("public/fonts/blog.woff2",)
@@ -79,6 +84,8 @@ STEP_ROLES = ("draft", "judge", "recheck", "review", "scan", "validate")
 
 @dataclass(frozen=True)
 class StepsConfig:
+    """`[steps]`: what runs for each step of a job, and the limits on external steps."""
+
     draft: StepSpec = "builtin:passthrough"
     judge: StepSpec = "builtin:similarity"
     recheck: StepSpec = "builtin:similarity"
@@ -109,6 +116,8 @@ RATE_UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0}
 
 @dataclass(frozen=True)
 class RetryConfig:
+    """`[retry]`: attempts, back-off and leases of a job's delivery."""
+
     max_attempts: int = 8
     base_delay: float = 30.0
     max_delay: float = 3600.0
@@ -122,6 +131,8 @@ HAND_EDITS = ("all", "committed", "off")
 
 @dataclass(frozen=True)
 class SyncConfig:
+    """`[sync]`: what becomes of hand edits, and how often an idle worker fetches."""
+
     # What external_sync delivers: "all" (uncommitted content edits of the live checkout, which
     # it commits, and unpushed commits), "committed" (only commits a person made), "off".
     hand_edits: str = "all"
@@ -132,11 +143,15 @@ class SyncConfig:
 
 @dataclass(frozen=True)
 class GcConfig:
+    """`[gc]`: how long what finished jobs left behind is kept."""
+
     keep_days: float = 30.0  # refs/blog-jobs of finished jobs older than this are removed
 
 
 @dataclass(frozen=True)
 class ScanConfig:
+    """`[scan]`: findings a person has judged harmless."""
+
     # Fingerprints of findings a person has judged not to be secrets (`git blogpub scan`
     # prints them); an allowed finding is published as written.
     allow: frozenset[str] = frozenset()
@@ -144,6 +159,8 @@ class ScanConfig:
 
 @dataclass(frozen=True)
 class Config:
+    """One repository's settings: its `.blogpub.toml` and this node's user config."""
+
     root: Path
     publish: PublishConfig = field(default_factory=PublishConfig)
     fonts: FontsConfig | None = None
@@ -226,6 +243,8 @@ def user_config_path() -> Path:
 
 @dataclass(frozen=True)
 class _UserConfig:
+    """What the node-local user config names."""
+
     node: str | None = None
     steps: Mapping[str, Any] | None = None
     store_url: str | None = None

@@ -92,15 +92,18 @@ def scheduled_at(text: str) -> str:
         raise UsageError(f"--at {exc}") from None
 
 
-def accept(path: Path, req: Request) -> tuple[Job, bool]:
-    """The one door for new publications: checked, then created (or found by its key)."""
+def accept(path: Path, req: Request, cfg: Config | None = None) -> tuple[Job, bool]:
+    """The one door for new publications: checked, then created (or found by its key).
+    `cfg`: the repository's config, when the caller has loaded it already."""
     from gitpub import config as config_mod
     from gitpub.context import open_context
     from gitpub.git.repo import Repo
 
     repo = Repo.discover(path)
-    req = check(config_mod.load(repo.root), repo.root, req)
-    with open_context(path) as ctx:
+    if cfg is None:
+        cfg = config_mod.load(repo.root)
+    req = check(cfg, repo.root, req)
+    with open_context(path, cfg=cfg) as ctx:
         job, created = create_checked(ctx, req)
     if created:
         crash.point("after_received")

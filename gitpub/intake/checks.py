@@ -9,14 +9,12 @@ sanitized path would publish the job under another name than the one asked for).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from gitpub.config import Config
 from gitpub.core.errors import InputError
 from gitpub.scan import FINGERPRINT_CHARS, scan
-from gitpub.site.paths import reserved_device
 
 NAME_MAX = 255
 """Bytes in one path component: the limit of every common filesystem. A job commit made in
@@ -85,6 +83,8 @@ def portable_name(segment: str) -> str | None:
         return "a trailing space or dot"
     if segment != segment.lstrip(" "):
         return "a leading space"
+    from gitpub.site.paths import reserved_device  # only a target or an asset is a path
+
     if reserved_device(segment):
         return "a name Windows reserves for a device"
     if len(segment.encode("utf-8")) > NAME_MAX:
@@ -168,6 +168,10 @@ def check_asset_set(names: Iterable[str], what: str = "--asset") -> None:
     (`images` beside `images/a.png`: the job folder, and every clone, could hold only one),
     and no two that are one name, or one folder, up to case or Unicode normalization."""
     given = set(names)
+    if not given:
+        return  # most submits carry no asset: then nothing loads the Unicode tables
+    import unicodedata
+
     folded: dict[str, str] = {}
     for name in sorted(given):
         parts = name.split("/")
@@ -186,6 +190,8 @@ def check_asset_set(names: Iterable[str], what: str = "--asset") -> None:
 
 
 def _differ(a: str, b: str) -> str:
+    import unicodedata
+
     if unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
         return "Unicode normalization (NFC and NFD)"
     return "case" if a.casefold() == b.casefold() else "case and Unicode normalization"

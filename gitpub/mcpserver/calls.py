@@ -176,7 +176,7 @@ def request(args: DryRunArgs, key: str | None, cfg: config.Config) -> intake.Req
 def submit(root: Path, args: SubmitArgs) -> Submitted:
     """`git blogpub submit --json`, through the door the Python API uses."""
     cfg = config.load(Repo.discover(root).root)
-    job, created = intake.accept(root, request(args, args["key"], cfg))
+    job, created = intake.accept(root, request(args, args["key"], cfg), cfg)
     return plain(Submitted(job_id=job.job_id, created=created, state=job.state.value))
 
 

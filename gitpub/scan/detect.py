@@ -11,8 +11,6 @@ import bisect
 import re
 from typing import NamedTuple
 
-from gitpub.scan import judge
-from gitpub.scan.judge import entropy
 from gitpub.scan.rules import Rule, Ruleset
 
 
@@ -117,7 +115,14 @@ def _on_one_line(rule: Rule) -> bool:
 
 
 def _judged_secret(rule: Rule, m: re.Match[str], secret: str) -> bool:
-    """Whether the value is a secret by its rule's judge (see gitpub/scan/judge.py)."""
+    """Whether the value is a secret by its rule's entropy floor and its judge (see
+    gitpub/scan/judge.py)."""
+    # Imported for a match only: most texts have none (every line `submit` and `status`
+    # print is sanitized), and the judge compiles a dozen patterns and loads base64.
+    from gitpub.scan import judge
+
+    if rule.entropy and judge.entropy(secret) <= rule.entropy:
+        return False
     if rule.judge == "trusted":
         return not judge.masked(secret)
     if rule.judge == "pem":
@@ -154,8 +159,6 @@ def _hits_for(rule: Rule, ruleset: Ruleset, lines: _Lines, path: str | None) -> 
             match = chunk[widened(chunk, m.start(), previous_end) : m.end()]
             previous_end = m.end()
             if not secret:
-                continue
-            if rule.entropy and entropy(secret) <= rule.entropy:
                 continue
             if not _judged_secret(rule, m, secret):
                 continue

@@ -129,6 +129,14 @@ class Ruleset:
         self.keywords = tuple(sorted(by_keyword))
         self.by_keyword = {k: tuple(v) for k, v in by_keyword.items()}
         self.keyword_set = frozenset(self.keywords)
+        # Keywords by their first two characters: a short text looks up the pairs it holds
+        # instead of searching itself for every keyword (a shorter keyword, which no rule
+        # file has today, would be searched for on its own).
+        by_pair: dict[str, list[str]] = {}
+        for k in self.keywords:
+            by_pair.setdefault(k[:2], []).append(k)
+        self._by_pair = {p: tuple(ks) for p, ks in by_pair.items() if len(p) == 2}
+        self._single = tuple(k for k in self.keywords if len(k) < 2)
         self.always = tuple(i for i, (r, _) in enumerate(self.raw) if not r.get("keywords"))
         self._finder: re.Pattern[str] | None = None
 
@@ -150,10 +158,13 @@ class Ruleset:
         are hundreds). At each position the pattern reports the longest keyword starting
         there; the shorter keywords that are its prefixes are added from a table. Short
         texts (status lines, event details) skip the pattern, whose compilation costs more
-        than they do."""
+        than they do: only the keywords starting with a pair of characters they hold are
+        searched for."""
         if self._finder is None:
             if len(lowered) < 2000:
-                return {k for k in self.keywords if k in lowered}
+                pairs = {lowered[i : i + 2] for i in range(len(lowered) - 1)}
+                found = {k for p in pairs for k in self._by_pair.get(p, ()) if k in lowered}
+                return found.union(k for k in self._single if k in lowered)
             self._finder = re.compile(f"(?=({_trie_pattern(list(self.keywords))}))", re.S)
         found = set(self._finder.findall(lowered))
         for k in list(found):

@@ -142,6 +142,18 @@ def test_the_sanitizer_remembers_only_clean_texts_and_a_bounded_number_of_them()
     assert token not in sanitize(line)
 
 
+def test_a_short_text_wakes_every_keyword_it_holds() -> None:
+    # The pairs a short text is looked up by stand in for a search of every keyword in it:
+    # at the start, at the end, overlapping, in CJK, and a text of one character or none.
+    shipped = rules.builtin()  # a fresh one: a long text scanned before switches to the pattern
+    ruleset = rules.Ruleset(shipped.raw, shipped.allowlists, shipped.judges)
+    texts = ["", "k", "key_sha256", "password=hunter2 token ghp_", "密码：口令", "xsk", "00"]
+    texts += [" ".join(ruleset.keywords[i::7]) for i in range(7)]
+    for text in texts:
+        lowered = text.lower()[:1999]
+        assert ruleset.present(lowered) == {k for k in ruleset.keywords if k in lowered}
+
+
 def test_a_redaction_marker_is_itself_a_finding_for_the_gates() -> None:
     (marker,) = scan.markers("Our deploy token is [REDACTED:github-pat] oops.")
     assert marker.kind == "redacted github-pat" and marker.line == 1

@@ -7,7 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-from gitpub import intake
 from gitpub.cli.commands.output import emit_json, say
 from gitpub.context import Context, no_store_yet, open_context
 from gitpub.core.errors import InputError
@@ -141,6 +140,8 @@ def _print(ctx: Context, listing: joblist.Listing, *, filtered: bool) -> None:
 
 def _find(ctx: Context, job_id: str | None, key: str | None) -> Job:
     if key is not None:
+        from gitpub import intake  # the door: `status` itself never looks a key up
+
         job = intake.by_key(ctx.store, key)
         if job is None:
             raise InputError(f"--key {sanitize_name(key)}: no job was submitted with this key")

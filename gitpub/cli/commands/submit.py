@@ -61,7 +61,7 @@ def main(
     files, labels = read_assets(assets, cfg.publish.max_asset_bytes)
     source = "<stdin>" if source == "-" else source
     request = intake.Request(key, text, target, topic, allow, files, source, labels, at, review)
-    job, created = intake.accept(path, request)
+    job, created = intake.accept(path, request, cfg)
     _report(job, created, as_json)
 
 
