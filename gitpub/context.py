@@ -30,7 +30,9 @@ class Context:
         self.locks = locks
         # What a room keeps from one job to the next for this repository (the similarity
         # judge's 3-grams, sealed articles already read): gone with the Context, never shared
-        # by two repositories in one long-lived process.
+        # by two repositories in one long-lived process. Its `sibling`s share it: a memo is
+        # touched by one thread at a time (the crew's judges take turns, delivery runs with
+        # the crew idle), and one holding a connection keeps one per thread.
         self.memos: dict[str, object] = {}
         self._throttle: Throttle | None = None
 
@@ -76,6 +78,8 @@ M = TypeVar("M")
 def memo(memos: dict[str, object], kind: type[M]) -> M:
     """The memo of class `kind` in a Context's `memos`, made on first use (one per kind)."""
     found = memos.get(kind.__qualname__)
+    if found is None:
+        found = memos.setdefault(kind.__qualname__, kind())  # two threads: one memo wins
     if not isinstance(found, kind):
         found = memos[kind.__qualname__] = kind()
     return found
@@ -107,6 +111,7 @@ def sibling(ctx: Context) -> Context:
     fleet = store.fleet if store.shared else None
     twin = Context(repo=repo, config=cfg, store=store, locks=Locks(ctx.locks.dir, fleet))
     twin._throttle = ctx.throttle
+    twin.memos = ctx.memos  # a judge meets the articles the crew's other threads judged
     return twin
 
 

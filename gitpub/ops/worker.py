@@ -151,10 +151,11 @@ class _Round:
     def room(self) -> int:
         """How many jobs to claim next: as many as the crew has threads free (waiting for the
         oldest handed out to come back when none is), one at a time without a crew. A job
-        claimed only once a thread can start on it stays free for the other workers."""
+        claimed only once a thread can start on it stays free for the other workers. The
+        ones already back are taken too, so that one claim fills every free thread."""
         if self.crew is None:
             return 1
-        while len(self.handed) >= self.crew.size:
+        while self.handed and (len(self.handed) >= self.crew.size or self.handed[0][1].done()):
             job, future = self.handed.popleft()
             self._taken(job.job_id, self._guarded(job, future.result))
         return self.crew.size - len(self.handed)

@@ -33,14 +33,14 @@ class _Sealed:
     MAX_BYTES = 32 << 20
 
     def __init__(self) -> None:
-        self.data: dict[tuple[Path, str | None, str], bytes] = {}
+        self.data: dict[tuple[str, str | None, str], bytes] = {}
         self.size = 0
 
-    def read(self, folder: Path, sealed: str | None, path: str) -> bytes:
+    def read(self, root: Path, folder: str, sealed: str | None, path: str) -> bytes:
         key = (folder, sealed, path)
         data = self.data.get(key)
         if data is None:
-            data = (folder / path).read_bytes()
+            data = (root / folder / path).read_bytes()
             if self.size + len(data) > self.MAX_BYTES:
                 self.data.clear()
                 self.size = 0
@@ -60,7 +60,7 @@ def articles(ctx: Context, job: Job, own: str) -> dict[str, bytes]:
         if path == own:
             continue
         try:
-            out[path] = sealed_memo.read(ctx.state_dir / folder, sealed, path)
+            out[path] = sealed_memo.read(ctx.state_dir, folder, sealed, path)
         except OSError:
             continue  # damaged artifacts are that job's to report, not this one's
     return out
