@@ -219,17 +219,18 @@ class Repo:
         """Which of `wanted` (commit ids) are `tip` or its ancestors, in one walk that stops
         once all are found: asking `is_ancestor` of each walks the history once per commit."""
         left = set(wanted)
-        found = left & {tip}
-        left -= found
-        if left:
-            # Unsorted: a topological order would read the whole history before the first.
-            for commit in self.pg.walk(_pygit2().Oid(hex=tip), _pygit2().enums.SortMode.NONE):
-                oid = str(commit.id)
-                if oid in left:
-                    found.add(oid)
-                    left.discard(oid)
-                    if not left:
-                        break
+        found: set[str] = set()
+        if not left:
+            return found
+        # Unsorted, from the tip itself: a topological order would read the whole history
+        # before the first commit.
+        for commit in self.pg.walk(_pygit2().Oid(hex=tip), _pygit2().enums.SortMode.NONE):
+            oid = str(commit.id)
+            if oid in left:
+                found.add(oid)
+                left.discard(oid)
+                if not left:
+                    break
         return found
 
     def current_branch(self) -> str | None:
