@@ -4,13 +4,16 @@ belongs to, and so which files a chunked font may consist of.
 A character's slice is a function of the character alone, never of the other characters a
 blog uses: a new character rewrites exactly one chunk and leaves every other one byte for
 byte. Han characters fall into slices by their rank in a fixed order, most frequent first,
-in tiers (`TIERS`): the thousand commonest in one slice, which every page of a Chinese text
-needs anyway, then slices of 40, 80 and 1,000 ranks. A chunk costs ~1.2 KB of tables
-whatever it holds and a page loads every chunk it has a character of, so the widths trade the
-two: narrow where an article uses a character now and then (ranks 1,000–4,000: an article
-loads a few of those slices), wide where a blog rarely uses any. Han characters outside the order,
-and everything else, go by their position in Unicode (a block of Han code points, a named
-group such as kana, else a page). Measured on five real Chinese blogs (benchmarks, docs).
+in tiers (`TIERS`): the 1,400 commonest in one slice, then slices of 30, 80 and 1,000 ranks.
+A chunk costs ~2 KB whatever it holds (~0.9 KB of tables, 0.2 KB of stamp, the rest what
+Brotli no longer shares with the other glyphs) and a page loads every chunk it has a
+character of, so the widths trade the two. An article uses each of a blog's characters of
+ranks 300–1,400 with a chance of one in twenty to one in three, so a slice of 30 of them is
+on most pages anyway: one slice for all of them is the cheapest. Past rank 1,400 an article
+uses a character now and then, so narrow slices keep most of them off its page; past 5,100
+a blog rarely uses any, so wide slices keep the chunk count down. Han characters outside the
+order, and everything else, go by their position in Unicode (a block of Han code points, a
+named group such as kana, else a page). Measured on five real Chinese blogs (benchmarks, docs).
 
 It lives beside the config, not in the font engine, because the set of font output paths —
 what gitpub may stage and what a job's write set allows — is derived from the config alone,
@@ -21,11 +24,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator
 
-SLICING = 2
+SLICING = 3
 """Bump when any character changes slice: every chunk is then rebuilt once."""
 
 CSS_NAME = "blog.css"
-TIERS: tuple[tuple[int, int], ...] = ((1000, 1000), (2000, 40), (4000, 80), (1 << 30, 1000))
+TIERS: tuple[tuple[int, int], ...] = ((1400, 1400), (2300, 30), (5100, 80), (1 << 30, 1000))
 """(rank the tier ends before, ranks per slice), in the order of `hanbands.ORDER`."""
 HAN_BLOCK = 0x1000  # Han code points per positional block (outside the order)
 PAGE = 0x100  # code points per page, elsewhere in the BMP

@@ -386,21 +386,25 @@ def test_a_hand_written_note_is_delivered_with_just_its_chunk(tmp_path: Path) ->
 
 
 def _fresh_in_new_slices(used: set[int], cover: set[int]) -> tuple[int, int]:
-    """Two hanzi the font draws, each opening a slice the blog does not use yet, as far
-    apart in the stylesheet as can be: git then merges the two new rules without a conflict."""
+    """Two characters the font draws, each opening a slice the blog does not use yet, with
+    rules the blog already declares between their places in the stylesheet: git then merges
+    the two new rules without a conflict. (Two rules inserted at one place conflict.)"""
     taken = {slices.slice_of(cp) for cp in used}
-    fresh: list[int] = []
+    fresh: list[tuple[int, int]] = []  # (rules declared before the slice's place, a character)
+    declared = 0
     for name in slices.names():
         if name in taken:
+            declared += 1
             continue
         cp = next(
             (c for lo, hi in slices.members(name) for c in range(lo, hi + 1) if c in cover),
             None,
         )
-        if cp is not None and 0x4E00 <= cp <= 0x9FFF:
-            fresh.append(cp)
-    assert len(fresh) >= 2, "no two unused slices"
-    return fresh[0], fresh[-1]
+        if cp is not None and chr(cp).isalpha():
+            fresh.append((declared, cp))
+    (first, a), (last, b) = fresh[0], fresh[-1]
+    assert last > first, f"no declared rule between two unused slices: {sorted(taken)}"
+    return a, b
 
 
 def test_two_writers_whose_stylesheet_rules_git_merges_cleanly_both_publish(
@@ -422,6 +426,8 @@ def test_two_writers_whose_stylesheet_rules_git_merges_cleanly_both_publish(
     assert first.job(job_a)["job"]["state"] == "PUBLISHED"
     job = second.job(job_b)
     assert job["job"]["state"] == "PUBLISHED", job["events"]
+    # git merged the two rules itself: nothing conflicted on the way to be rebuilt.
+    assert not [e for e in job["events"] if e["detail"].get("conflicted")], job["events"]
     css = second.remote_file(CSS).decode()
     declared = _declared(css)
     assert any(_in_range(a, r) for r in declared.values()), css

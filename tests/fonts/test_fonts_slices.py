@@ -32,8 +32,11 @@ def test_the_band_order_holds_each_standard_hanzi_once() -> None:
     for ch in ORDER:
         band = slices.slice_of(ord(ch))
         sizes[band] = sizes.get(band, 0) + 1
-    # The tiers: the thousand commonest together, then slices of 40, 80 and 1,000 ranks.
-    assert [sizes[f"han-{i:03d}"] for i in (1, 2, 26, 27, 51, 52)] == [1000, 40, 40, 80, 80, 1000]
+    # The tiers: the 1,400 commonest together, then slices of 30, 80 and 1,000 ranks.
+    want = [1400, 30, 30, 80, 80, 1000]
+    assert [sizes[f"han-{i:03d}"] for i in (1, 2, 31, 32, 66, 67)] == want
+    edges = (0, 1399, 1400, 2299, 2300, 5099, 5100)
+    assert [slices.band_of(rank) for rank in edges] == [0, 0, 1, 30, 31, 65, 66]
     assert len(sizes) == slices.band_count()
 
 
