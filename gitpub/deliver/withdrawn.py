@@ -11,13 +11,15 @@ still published is read from the remote branch's tip."""
 from __future__ import annotations
 
 from gitpub.context import Context, memo
+from gitpub.core.errors import GitCommandError
 from gitpub.core.ids import Oid
+from gitpub.deliver.batch import fetch_repairing
 from gitpub.deliver.commit import ArtifactsDamaged, load_manifest
 from gitpub.git.process import git_out
 from gitpub.prepare import manifest
 from gitpub.store import jobs, reads
 from gitpub.store.db import now
-from gitpub.store.jobs import Job
+from gitpub.store.jobs import Job, LeaseLost
 
 HISTORY = 200
 """Values of the remote-tracking ref looked at: a takedown is noticed within that many fetches."""
@@ -56,7 +58,12 @@ def notice(ctx: Context) -> list[Job]:
     """Mark withdrawn each PUBLISHED job whose article left the remote branch — by a deletion
     commit, a rename or a force-push alike; the jobs marked now. An article a person edited
     is still published. Cheap when the tip did not move; when it moved forward, only the
-    paths its commits deleted are looked at."""
+    paths its commits deleted are looked at.
+
+    The tip at hand may be older than a publication the store holds (another node's, on a
+    shared store, pushed after this clone's last fetch): what looks gone there is looked at
+    again on a tip fetched after the jobs were read as PUBLISHED, and only what is gone from
+    that one too is marked."""
     tip = ctx.repo.resolve(ctx.tracking_ref)
     seen = memo(ctx.memos, _Noticed)
     if tip is None or tip == seen.tip:
@@ -67,23 +74,48 @@ def notice(ctx: Context) -> list[Job]:
         for job in reads.published_not_withdrawn(ctx.store)
         if deleted is None or job.target_path in deleted
     ]
+    gone = _gone(ctx, looked, tip)
+    if gone:
+        now_tip = _fetched_tip(ctx)
+        if now_tip is None:
+            return []  # the remote is out of reach: looked at again on a later pass
+        gone = _gone(ctx, gone, now_tip)
+    marked = [m for m in (_mark(ctx, job, tip) for job in gone) if m is not None]
+    seen.tip = tip  # the next look starts from the tip examined whole, not the one refetched
+    return marked
+
+
+def _gone(ctx: Context, looked: list[Job], tip: Oid) -> list[Job]:
+    """The jobs whose article the branch at `tip` no longer publishes."""
     # Whose commit the branch still holds, in one walk (a first look sees every publication).
     held = ctx.repo.reachable(tip, {j.remote_commit for j in looked if j.remote_commit})
-    marked = []
-    for job in looked:
-        if _still_published(ctx, job, tip, held):
-            continue
-        marked.append(
-            jobs.record(
-                ctx.store,
-                job,
-                "withdrawn",
-                {"remote_commit": job.remote_commit, "tip": tip},
-                withdrawn_at=now(),
-            )
+    return [job for job in looked if not _still_published(ctx, job, tip, held)]
+
+
+def _fetched_tip(ctx: Context) -> Oid | None:
+    """The remote branch's tip, fetched now; None when the fetch fails."""
+    try:
+        with ctx.locks.hold("delivery"):
+            fetch_repairing(ctx)
+    except GitCommandError:
+        return None
+    return ctx.repo.resolve(ctx.tracking_ref)
+
+
+def _mark(ctx: Context, job: Job, tip: Oid) -> Job | None:
+    """The job marked withdrawn; None when it left PUBLISHED meanwhile (a person's retry).
+    Not under the job's lease: the mark is what the remote shows, and the worker that
+    published the job may be giving its lease up at this very moment."""
+    try:
+        return jobs.record(
+            ctx.store,
+            job._replace(lease_token=None),
+            "withdrawn",
+            {"remote_commit": job.remote_commit, "tip": tip},
+            withdrawn_at=now(),
         )
-    seen.tip = tip
-    return marked
+    except LeaseLost:
+        return None
 
 
 def _still_published(ctx: Context, job: Job, tip: Oid, held: set[str]) -> bool:

@@ -782,6 +782,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a publication newer than the clone's last fetch is taken for a takedown",
+        "gitpub/deliver/withdrawn.py",
+        "        gone = _gone(ctx, gone, now_tip)\n",
+        "        pass\n",
+        (
+            "tests/store/test_fleet.py::"
+            "test_a_publication_newer_than_a_clones_last_fetch_is_no_takedown",
+        ),
+    ),
+    Mutant(
         "a stylesheet git merged is taken as the artifact",
         "gitpub/deliver/fontmerge.py",
         "        if _derived_off_manifest(ctx, job):\n",

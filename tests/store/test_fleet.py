@@ -344,3 +344,34 @@ def test_a_worker_whose_clone_is_behind_takes_over_a_job_another_began(
     assert blog.commits_with_job(job_id) == 1
     assert blog.remote_file(job["target_path"]) == text.encode()
     assert drafts(counter) == Counter({job_id: 1})
+
+
+def test_a_publication_newer_than_a_clones_last_fetch_is_no_takedown(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker reads from the shared store jobs other nodes published after its own clone
+    last fetched: its takedown look must not take their absence from its stale tip for a
+    deletion. A real deletion is still noticed from that clone."""
+    from gitpub.context import open_context
+    from gitpub.deliver import withdrawn
+
+    blog, _ = fleet_blog(tmp_path, pg_url, monkeypatch)
+    behind = fresh_clone(blog, "node-b")
+    node_a = fresh_clone(blog, "node-a")
+    kept = node_a.submit("kept", article("Kept", distinct(6)))
+    gone = node_a.submit("gone", article("Gone", distinct(7)))
+    node_a.ok("run", "--until-idle")
+    assert {node_a.job(j)["job"]["state"] for j in (kept, gone)} == {"PUBLISHED"}
+
+    # Node B's takedown look in the window between its last fetch and another node's push.
+    with open_context(behind.root) as ctx:
+        assert withdrawn.notice(ctx) == []
+    assert [behind.job(j)["job"]["withdrawn"] for j in (kept, gone)] == [False, False]
+
+    path = node_a.job(gone)["job"]["target_path"]
+    person = blog.clone("person")
+    person.git("rm", "--quiet", path)
+    person.git("commit", "--quiet", "-m", "Take one post down")
+    person.git("push", "--quiet", "origin", "HEAD:main")
+    assert f"job {gone}: withdrawn" in behind.ok("run", "--until-idle").stdout
+    assert [behind.job(j)["job"]["withdrawn"] for j in (kept, gone)] == [False, True]
