@@ -38,7 +38,7 @@ from gitpub.prepare.answers import (
 from gitpub.prepare.jobtree import discard_worktree, needs_checkout
 from gitpub.prepare.protocol import StepFailed
 from gitpub.prepare.record import Recorder, stored_text
-from gitpub.store import jobs
+from gitpub.store import jobs, reads
 from gitpub.store.db import parse_time
 from gitpub.store.jobs import Job
 from gitpub.trust import NotAllowed
@@ -46,7 +46,7 @@ from gitpub.trust import NotAllowed
 if TYPE_CHECKING:
     from gitpub.fonts import FontsAnswer
 
-FailureCode = Literal["similar", "write_set_violation", "path_refused", "not_allowed"]
+FailureCode = Literal["similar", "write_set_violation", "path_refused", "not_allowed", "taken_down"]
 """The failure_code of a REVIEW prepare ends in, when the state's own (`review`) says less."""
 
 SIMILAR_CODE: Final = "similar"
@@ -132,7 +132,8 @@ class Preparer(Recorder):
         self, base: Oid, draft: DraftAnswer, by_operator: bool
     ) -> Placed | Outcome | None:
         """Where the article goes, held to the path rules and judged, and recorded; None when
-        a SKIPPED was decided on an old picture of the remote: the base was fetched again."""
+        a SKIPPED or a takedown was decided on an old picture of the remote: the base was
+        fetched again."""
         existing = self.ctx.repo.files_under(base, self.ctx.config.publish.content)
         self.existing = existing  # a derived path may take its date from one of them
         try:
@@ -144,9 +145,14 @@ class Preparer(Recorder):
 
         assets = intake.job_assets(self.ctx, self.job)
         decided = self.decide(target, text, existing, assets, by_operator)
-        if isinstance(decided, Outcome) and decided.state is State.SKIPPED:
+        if not isinstance(decided, Outcome) and path not in existing and not by_operator:
+            decided = self.taken_down(base, path) or decided
+        if isinstance(decided, Outcome) and (
+            decided.state is State.SKIPPED or decided.failure_code == "taken_down"
+        ):
             # SKIPPED is final, so it is decided on the remote's truth: a base from an old
-            # fetch (a post removed since on another clone) never ends a job.
+            # fetch (a post removed since on another clone) never ends a job; nor does it
+            # hold a job back for a takedown a person may have undone since.
             fresh = self.fresh_base()
             if fresh != base:
                 self.note(
@@ -326,6 +332,28 @@ class Preparer(Recorder):
         if ruled is not None:
             return Outcome(ruled.state, ruled.reason)
         return verdict
+
+    def taken_down(self, base: Oid, path: str) -> Outcome | None:
+        """REVIEW when `path` is an article gitpub published that left the branch since (a
+        deletion, a rename, a force-push): no job brings a takedown back by itself, not even
+        one queued before it; a person's `retry` of this job does."""
+        events = jobs.events(self.ctx.store, self.job.job_id)
+        if any(e["step"] == "operator:retry" for e in events):
+            return None
+        mine = self.job.job_id
+        earlier = [j for j in reads.published_to(self.ctx.store, path) if j.job_id != mine]
+        # Gone only when the base has seen the publication: a clone behind another node's
+        # push has not, and a takedown noticed already needs no history.
+        held = self.ctx.repo.reachable(base, {j.remote_commit for j in earlier if j.remote_commit})
+        gone = next((j for j in earlier if j.withdrawn_at or j.remote_commit in held), None)
+        if gone is None:
+            return None
+        return Outcome(
+            State.REVIEW,
+            f"{path} left the branch after job {gone.job_id} published it (a takedown); "
+            "retry publishes it again",
+            "taken_down",
+        )
 
     turn: Turn | None = None  # see `prepare`
 

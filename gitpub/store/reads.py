@@ -143,6 +143,16 @@ def published_not_withdrawn(store: Store) -> list[Job]:
     return [Job.from_row(r) for r in rows]
 
 
+def published_to(store: Store, path: str) -> list[Job]:
+    """The PUBLISHED jobs whose article is `path`, withdrawn or not."""
+    rows = store.conn.execute(
+        "SELECT * FROM blog_publication WHERE state = 'PUBLISHED' AND target_path = ?"
+        " AND remote_commit IS NOT NULL ORDER BY created_at, job_id",
+        (path,),
+    )
+    return [Job.from_row(r) for r in rows]
+
+
 def states_and_times(store: Store) -> dict[str, tuple[State, str]]:
     """Every job's state and last change."""
     rows = store.conn.execute("SELECT job_id, state, updated_at FROM blog_publication")

@@ -69,3 +69,54 @@ def test_a_worker_that_keeps_running_notices_a_deletion_after_its_first_look(blo
         marked = withdrawn.notice(ctx)
     assert [j.job_id for j in marked] == [job_id]
     assert blog.job(job_id)["job"]["withdrawn"] is True
+
+
+def _git_rm_on_the_remote(blog: Blog, path: str) -> None:
+    person = blog.clone("person")
+    person.git("rm", "--quiet", path)
+    person.git("commit", "--quiet", "-m", "Take the post down")
+    person.git("push", "--quiet", "origin", "HEAD:main")
+
+
+def _on_the_remote(blog: Blog, path: str) -> bool:
+    return bool(blog.remote_git("ls-tree", "--name-only", "main", "--", path))
+
+
+def test_a_revision_queued_before_a_takedown_never_brings_it_back(blog: Blog) -> None:
+    """An agent's revision of a post, queued before a person took the post down, waits in
+    REVIEW instead of publishing the post again; the person's `retry` publishes it."""
+    first = blog.submit("post", article("Post", "The first version, soon taken down."))
+    blog.ok("run", "--until-idle")
+    path = blog.job(first)["job"]["target_path"]
+    revision = article("Post", "A revision, queued for tomorrow.")
+    later = blog.submit("post-2", revision, "--target", path, "--at", "+1h")
+    _git_rm_on_the_remote(blog, path)
+    blog.ok("run", "--until-idle")  # the takedown noticed; the revision not due yet
+    assert blog.job(first)["job"]["withdrawn"] is True
+
+    blog.ok("run", "--until-idle", env={"GITPUB_CLOCK_SKEW": "7200"})
+    shown = blog.job(later)
+    assert shown["job"]["state"] == "REVIEW", shown["events"]
+    assert shown["job"]["failure_code"] == "taken_down"
+    assert first in shown["events"][-1]["detail"]["reason"]
+    assert not _on_the_remote(blog, path)
+
+    blog.ok("retry", later)
+    blog.ok("run", "--until-idle", env={"GITPUB_CLOCK_SKEW": "7200"})
+    assert blog.job(later)["job"]["state"] == "PUBLISHED"
+    assert b"A revision" in blog.remote_file(path)
+
+
+def test_a_revision_prepared_on_a_base_from_before_the_takedown_does_not_publish(
+    blog: Blog,
+) -> None:
+    """The takedown lands on the remote while the revision is prepared on an older base: the
+    rebase meets the deletion, and the post stays down."""
+    first = blog.submit("post", article("Post", "The first version, soon taken down."))
+    blog.ok("run", "--until-idle")
+    path = blog.job(first)["job"]["target_path"]
+    later = blog.submit("post-2", article("Post", "A revision, prepared late."), "--target", path)
+    _git_rm_on_the_remote(blog, path)
+    blog.ok("run", "--until-idle")
+    assert blog.job(later)["job"]["state"] in ("REVIEW", "CONFLICT"), blog.job(later)["events"]
+    assert not _on_the_remote(blog, path)

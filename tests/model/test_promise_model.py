@@ -179,6 +179,28 @@ class PromiseModel:
         self.after_a_pass()
         return "a worker's pass"
 
+    def fleet_works(self, rng: random.Random) -> str:
+        """Every node's worker passes at the same time (a fleet), each racing the others for
+        the jobs, the delivery lock and the remote."""
+        if len(self.nodes) < 2:
+            return ""  # not applicable: one node
+        env = {**os.environ, **self.env()}
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "gitpub", "-C", str(node.root), "run", "--until-idle"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for node in self.nodes
+        ]
+        for proc in procs:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0 and "Traceback" not in err, err
+        self.after_a_pass()
+        return f"{len(procs)} workers pass at once"
+
     def crash(self, rng: random.Random) -> str:
         point = rng.choice(CRASHES)
         res = self.node(rng).blogpub("run", "--until-idle", env=self.env(point))
@@ -445,6 +467,7 @@ class PromiseModel:
 RULES: tuple[tuple[str, int], ...] = (
     ("submit", 5),
     ("work", 4),
+    ("fleet_works", 2),
     ("crash", 2),
     ("sigkill", 1),
     ("reviewer_acts", 3),

@@ -792,6 +792,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a revision queued before a takedown publishes the post again",
+        "gitpub/prepare/__init__.py",
+        "            decided = self.taken_down(base, path) or decided\n",
+        "            pass\n",
+        (
+            "tests/deliver/test_takedown.py::"
+            "test_a_revision_queued_before_a_takedown_never_brings_it_back",
+        ),
+    ),
+    Mutant(
         "a stylesheet git merged is taken as the artifact",
         "gitpub/deliver/fontmerge.py",
         "        if _derived_off_manifest(ctx, job):\n",
