@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -42,6 +43,7 @@ class Repo:
         self._pg: pygit2.Repository | None = None
         # The last `files_under` answer: a batch prepares every job on one base commit.
         self._files: tuple[tuple[str, tuple[str, ...]], TreeFiles] | None = None
+        self.fetched_at = 0.0  # time.monotonic() of this process's last fetch of a branch
         if common_dir is None:
             found = _find_checkout(root)
             if found is not None and found[0] == root.resolve():
@@ -256,6 +258,7 @@ class Repo:
     def fetch(self, remote: str, branch: str, cwd: Path | None = None) -> None:
         spec = f"+refs/heads/{branch}:{self.tracking_ref(remote, branch)}"
         run_git(["fetch", "--quiet", "--no-tags", remote, spec], cwd or self.root)
+        self.fetched_at = time.monotonic()
 
     def fetch_commit(self, remote: str, oid: str) -> None:
         """Bring one commit (and what it needs) from the remote, moving no ref: a base

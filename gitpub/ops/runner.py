@@ -139,9 +139,11 @@ class Runner:
 
     def _fetch_when_idle(self, ctx: Context, touched: list[Job]) -> None:
         """A takedown (a deletion commit, a force-push) is noticed even when no job needs the
-        remote: the branch is fetched every `[sync] fetch_interval` seconds of an idle worker."""
+        remote: the branch is fetched every `[sync] fetch_interval` seconds of an idle worker,
+        counted from the last fetch of any kind (a delivery's too)."""
         period = ctx.config.sync.fetch_interval
-        if touched or period <= 0 or time.monotonic() - self.fetched_at < period:
+        last = max(self.fetched_at, ctx.repo.fetched_at)
+        if touched or period <= 0 or time.monotonic() - last < period:
             return
         self.fetched_at = time.monotonic()
         if not reads.published_not_withdrawn(ctx.store):

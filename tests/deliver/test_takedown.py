@@ -5,6 +5,9 @@ article stays off the remote until a person retries it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from testing.fixtures import Blog, article
 
 from gitpub.context import open_context
@@ -120,3 +123,22 @@ def test_a_revision_prepared_on_a_base_from_before_the_takedown_does_not_publish
     blog.ok("run", "--until-idle")
     assert blog.job(later)["job"]["state"] in ("REVIEW", "CONFLICT"), blog.job(later)["events"]
     assert not _on_the_remote(blog, path)
+
+
+def _fetches_of_a_pass(blog: Blog, trace: Path) -> int:
+    """The `git fetch` commands one `run --until-idle` starts (git's own trace)."""
+    trace.unlink(missing_ok=True)
+    blog.ok("run", "--until-idle", env={"GIT_TRACE2_EVENT": str(trace)})
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    return sum(1 for e in events if e.get("event") == "cmd_name" and e.get("name") == "fetch")
+
+
+def test_an_idle_worker_fetches_for_takedowns_and_a_delivering_one_not_again(
+    blog: Blog, tmp_path: Path
+) -> None:
+    """With nothing due a pass still fetches once, so a takedown is noticed; a pass that
+    delivered fetched already (before stacking, and to confirm): no third fetch."""
+    trace = tmp_path / "trace2.json"
+    blog.submit("post", article("Post", "Delivered, then the worker idles."))
+    assert _fetches_of_a_pass(blog, trace) == 2
+    assert _fetches_of_a_pass(blog, trace) == 1
