@@ -32,6 +32,7 @@ and removed after it.
     python benchmarks/bench_fleet.py                          # 40 jobs, 3 rounds
     python benchmarks/bench_fleet.py --jobs 12 --rounds 1
     python benchmarks/bench_fleet.py --draft-seconds 1        # and with a 1 s draft step
+    python benchmarks/bench_fleet.py --draft-seconds 1 --concurrency 1   # serial workers
     python benchmarks/bench_fleet.py --store postgresql:///gitpub?host=/run/postgresql
 """
 
@@ -164,7 +165,13 @@ def stop(workers: list[subprocess.Popen[bytes]]) -> None:
 
 
 def run_round(
-    base: Path, setup: Setup, url: str | None, count: int, seed: int, timeout: float
+    base: Path,
+    setup: Setup,
+    url: str | None,
+    count: int,
+    seed: int,
+    timeout: float,
+    concurrency: int | None = None,
 ) -> Round:
     blog, remote = make_blog(base)
     shared = url if setup.store == "PostgreSQL" else None
@@ -185,7 +192,7 @@ def run_round(
                 with open(base / f"worker-{w}.log", "wb") as log:
                     workers.append(
                         subprocess.Popen(
-                            [*argv, "run", "--interval", "0.1"],
+                            [*argv, "run", "--interval", "0.1", *_crew(concurrency)],
                             cwd=home,
                             env=env,
                             stdout=log,
@@ -210,6 +217,10 @@ def run_round(
         raise SystemExit(f"{setup.label}: {len(ids)} job commits on the remote for {count} jobs")
     bounced, rechecks = events.get("push:rejected", 0), events.get("recheck:start", 0)
     return Round(took, pushes(remote), bounced, rechecks, len(set(ids)))
+
+
+def _crew(concurrency: int | None) -> list[str]:
+    return [] if concurrency is None else ["--concurrency", str(concurrency)]
 
 
 def statements_per_job(base: Path, url: str | None, count: int) -> float:
@@ -272,6 +283,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--store", help="a postgresql:// URL (default: a throwaway cluster)")
     ap.add_argument(
+        "--concurrency",
+        type=int,
+        help="every worker's `run --concurrency` (default: the worker's own default)",
+    )
+    ap.add_argument(
         "--timeout", type=float, default=600, help="seconds one round may take (default 600)"
     )
     ap.add_argument(
@@ -284,8 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.store is not None and not args.store.startswith(("postgresql://", "postgres://")):
         print("bench_fleet: --store must be a postgresql:// URL", file=sys.stderr)
         return 1
-    if args.jobs < 1 or args.rounds < 1 or min(args.workers) < 1:
-        print("bench_fleet: --jobs, --rounds and --workers must be at least 1", file=sys.stderr)
+    if args.jobs < 1 or args.rounds < 1 or min(args.workers) < 1 or (args.concurrency or 1) < 1:
+        print(
+            "bench_fleet: --jobs, --rounds, --workers and --concurrency must be at least 1",
+            file=sys.stderr,
+        )
         return 1
 
     drafts = [0.0] + ([args.draft_seconds] if args.draft_seconds > 0 else [])
@@ -310,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
                 turn = setups[r % len(setups) :] + setups[: r % len(setups)]
                 for setup in turn:
                     base = scratch / f"{setup.store}-{setup.workers}-{setup.draft:g}-{r}"
-                    results[setup].append(run_round(base, setup, url, args.jobs, r, args.timeout))
+                    results[setup].append(
+                        run_round(base, setup, url, args.jobs, r, args.timeout, args.concurrency)
+                    )
             for store, given in (("SQLite", None), ("PostgreSQL", url)):
                 statements[store] = statements_per_job(
                     scratch / f"statements-{store}", given, args.jobs
@@ -330,7 +351,8 @@ def report(
 
     _, cli = blogpub_argv()
     print(
-        f"\n{args.jobs} jobs submitted up front → PUBLISHED; workers `{cli} run --interval 0.1`"
+        f"\n{args.jobs} jobs submitted up front → PUBLISHED; workers"
+        f" `{' '.join([cli, 'run', '--interval', '0.1', *_crew(args.concurrency)])}`"
         f" started together; {args.rounds} round(s), medians\n"
     )
     modes = sorted({s.draft for s in setups})
