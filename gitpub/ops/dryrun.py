@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gitpub import intake
 from gitpub.config import Config
-from gitpub.context import Context
+from gitpub.context import Context, open_shared, open_store
 from gitpub.core.ids import Oid
 from gitpub.core.jsonvalue import JSONObject, text_or_none
 from gitpub.core.states import State
@@ -30,7 +30,7 @@ from gitpub.prepare import Preparer, manifest
 from gitpub.prepare.answers import DraftAnswer
 from gitpub.prepare.jobtree import needs_checkout
 from gitpub.prepare.target import Target, asset_paths
-from gitpub.store import jobs
+from gitpub.store import jobs, reads
 from gitpub.store.db import SqliteStore, Store, database_file
 from gitpub.store.jobs import Job
 
@@ -65,13 +65,21 @@ class Preview:
 
 class ScratchContext(Context):
     """A Context whose state dir (store, job folders, locks) is a throwaway folder, while the
-    repository and config stay the blog's own, for reads."""
+    repository and config stay the blog's own, for reads; `blog_store` is the blog's own
+    store (None when it has none yet), read for what the blog published."""
 
     def __init__(
-        self, repo: Repo, config: Config, store: Store, locks: Locks, scratch: Path
+        self,
+        repo: Repo,
+        config: Config,
+        store: Store,
+        locks: Locks,
+        scratch: Path,
+        blog_store: Store | None = None,
     ) -> None:
         super().__init__(repo, config, store, locks)
         self.scratch = scratch
+        self.blog_store = blog_store
 
     @property
     def state_dir(self) -> Path:
@@ -86,6 +94,13 @@ class ScratchPreparer(Preparer):
         self.scratch = ctx.scratch
         self.checkout: Path | None = None
         self.proposed: Target | None = None
+
+    def published_to(self, path: str) -> list[Job]:
+        # What the blog published is in its own store, not the scratch one: a takedown stops
+        # a run's job, so it stops the dry run's (`taken_down`).
+        ctx = self.ctx
+        assert isinstance(ctx, ScratchContext)
+        return [] if ctx.blog_store is None else reads.published_to(ctx.blog_store, path)
 
     def article_path(self, draft: DraftAnswer) -> Target:
         # Remembered for the report: a job that stops before its target is recorded (an
@@ -123,15 +138,39 @@ class ScratchPreparer(Preparer):
 def scratch_context(repo: Repo, cfg: Config) -> Iterator[ScratchContext]:
     """A context on the blog's repository and config whose state lives in a temporary folder,
     removed (store included) when the block ends."""
-    with tempfile.TemporaryDirectory(prefix="gitpub-dry-run-") as tmp:
+    with (
+        _blog_store(repo, cfg) as blog_store,
+        tempfile.TemporaryDirectory(prefix="gitpub-dry-run-") as tmp,
+    ):
         scratch = Path(tmp) / "state"
         store = SqliteStore(database_file(scratch))
         try:
             yield ScratchContext(
-                repo=repo, config=cfg, store=store, locks=Locks(scratch / "locks"), scratch=scratch
+                repo=repo,
+                config=cfg,
+                store=store,
+                locks=Locks(scratch / "locks"),
+                scratch=scratch,
+                blog_store=blog_store,
             )
         finally:
             store.close()
+
+
+@contextlib.contextmanager
+def _blog_store(repo: Repo, cfg: Config) -> Iterator[Store | None]:
+    """The blog's own store, to read; None when it has none yet (never created by a look)."""
+    if cfg.store_url is not None:
+        store: Store = open_shared(repo, cfg)
+    elif database_file(repo.state_dir).is_file():
+        store = open_store(repo.state_dir)
+    else:
+        yield None
+        return
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def preview(

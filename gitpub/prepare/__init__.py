@@ -333,6 +333,10 @@ class Preparer(Recorder):
             return Outcome(ruled.state, ruled.reason)
         return verdict
 
+    def published_to(self, path: str) -> list[Job]:
+        """The blog's PUBLISHED jobs whose article is `path`."""
+        return reads.published_to(self.ctx.store, path)
+
     def taken_down(self, base: Oid, path: str) -> Outcome | None:
         """REVIEW when `path` is an article gitpub published that left the branch since (a
         deletion, a rename, a force-push): no job brings a takedown back by itself, not even
@@ -341,7 +345,7 @@ class Preparer(Recorder):
         if any(e["step"] == "operator:retry" for e in events):
             return None
         mine = self.job.job_id
-        earlier = [j for j in reads.published_to(self.ctx.store, path) if j.job_id != mine]
+        earlier = [j for j in self.published_to(path) if j.job_id != mine]
         # Gone only when the base has seen the publication: a clone behind another node's
         # push has not, and a takedown noticed already needs no history.
         held = self.ctx.repo.reachable(base, {j.remote_commit for j in earlier if j.remote_commit})

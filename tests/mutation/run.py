@@ -802,6 +802,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "the dry run knows nothing of what the blog published",
+        "gitpub/ops/dryrun.py",
+        "else reads.published_to(ctx.blog_store, path)\n",
+        "else []\n",
+        (
+            "tests/prepare/test_dryrun.py::"
+            "test_dry_run_of_a_taken_down_post_says_review_as_run_does",
+        ),
+    ),
+    Mutant(
         "a stylesheet git merged is taken as the artifact",
         "gitpub/deliver/fontmerge.py",
         "        if _derived_off_manifest(ctx, job):\n",

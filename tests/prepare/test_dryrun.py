@@ -194,3 +194,26 @@ def test_dry_run_refuses_a_bad_asset_exactly_like_submit(blog: Blog) -> None:
     res = blog.blogpub("dry-run", "--source", good, "--asset", str(folder))
     assert res.returncode == 1
     assert res.stderr == f"git blogpub: --asset {folder}: is a directory, not a file\n"
+
+
+def test_dry_run_of_a_taken_down_post_says_review_as_run_does(blog: Blog) -> None:
+    """The dry run reads what the blog published from the blog's own store: a post a person
+    took down stops the dry run's job as it stops the run's, and the store is left as it was."""
+    first = blog.submit("post", article("Post", "The first version, soon taken down."))
+    blog.ok("run", "--until-idle")
+    path = blog.job(first)["job"]["target_path"]
+    person = blog.clone("person")
+    person.git("rm", "--quiet", path)
+    person.git("commit", "--quiet", "-m", "Take the post down")
+    person.git("push", "--quiet", "origin", "HEAD:main")
+    blog.ok("run", "--until-idle")  # fetched: the takedown noticed
+    before = snapshot(blog)
+
+    revision = _source(blog, "revision.mdx", article("Post", "A revision of the post."))
+    out = blog.ok("dry-run", "--source", revision, "--target", path).stdout
+    assert "outcome:  REVIEW" in out and f"{path} left the branch after job {first}" in out
+    assert snapshot(blog) == before
+
+    again = blog.submit_args("post-2", Path(revision), "--target", path)
+    blog.ok("run", "--until-idle")
+    assert blog.job(again)["job"]["state"] == "REVIEW"
