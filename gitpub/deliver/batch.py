@@ -67,11 +67,19 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
         return {j.job_id: failed for j in held}
     results: Results = {}
     found = confirm.find_published_all(ctx, held)
+    tip = ctx.repo.resolve(ctx.tracking_ref)
+    missing = [j for j in held if not found.get(j.job_id)]
+    gone = confirm.taken_down_since(ctx, missing, tip) if tip is not None else {}
     for job in held:
         if found.get(job.job_id):
             # Already there: a previous push whose answer we never recorded. Never push twice.
             results[job.job_id] = Result(
                 "published", "found on remote before pushing", found[job.job_id]
+            )
+        elif job.job_id in gone:
+            # Published by that push, then taken down: the takedown look marks it withdrawn.
+            results[job.job_id] = Result(
+                "published", "on the remote once, taken down since", gone[job.job_id]
             )
     heads = job_commits(ctx, [j for j in held if j.job_id not in results], results)
     pending = [j for j in held if j.job_id in heads and j.job_id not in results]

@@ -14,12 +14,40 @@ from gitpub.context import Context
 from gitpub.core.ids import Oid
 from gitpub.deliver.commit import ArtifactsDamaged, load_manifest
 from gitpub.git import trailers
+from gitpub.git.process import git_out
 from gitpub.prepare import manifest
 from gitpub.store import jobs
 from gitpub.store.jobs import Job
 
+HISTORY = 200
+"""Values of the remote-tracking ref looked at: a takedown is noticed within that many fetches."""
+
 CONTENT_DIFFERS = "confirm:content-differs"
 """The event recorded for a commit that carries the job's trailers but not its content."""
+
+
+def left_remote(ctx: Context, tip: Oid) -> list[Oid]:
+    """Earlier tips of the remote-tracking branch that are not in its history any more."""
+    out = git_out(
+        ["reflog", "show", f"-n{HISTORY}", "--format=%H", ctx.tracking_ref, "--"],
+        ctx.repo.root,
+        check=False,
+    )
+    seen = dict.fromkeys(line for line in out.split() if line)
+    return [Oid(o) for o in seen if o != tip and not ctx.repo.is_ancestor(o, tip)]
+
+
+def taken_down_since(ctx: Context, held: Sequence[Job], tip: Oid) -> dict[str, Oid]:
+    """Of jobs not on the remote branch, those whose own commit it held once and let go: a
+    push that landed while its worker died before recording it (a successful push moves the
+    remote-tracking ref, so its history remembers), then a person took that publication down.
+    Pushing such a job again would undo the takedown."""
+    mine = {j.job_id: j.local_commit for j in held if j.local_commit}
+    left = left_remote(ctx, tip) if mine else []
+    if not left:
+        return {}
+    once = set(git_out(["rev-list", *left, "--not", tip], ctx.repo.root).split())
+    return {job_id: Oid(commit) for job_id, commit in mine.items() if commit in once}
 
 
 def differing_paths(ctx: Context, oid: str, entries: list[manifest.Entry]) -> list[str]:

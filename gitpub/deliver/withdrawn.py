@@ -15,25 +15,12 @@ from gitpub.core.errors import GitCommandError
 from gitpub.core.ids import Oid
 from gitpub.deliver.batch import fetch_repairing
 from gitpub.deliver.commit import ArtifactsDamaged, load_manifest
+from gitpub.deliver.confirm import left_remote
 from gitpub.git.process import git_out
 from gitpub.prepare import manifest
 from gitpub.store import jobs, reads
 from gitpub.store.db import now
 from gitpub.store.jobs import Job, LeaseLost
-
-HISTORY = 200
-"""Values of the remote-tracking ref looked at: a takedown is noticed within that many fetches."""
-
-
-def left_remote(ctx: Context, tip: Oid) -> list[Oid]:
-    """Earlier tips of the remote-tracking branch that are not in its history any more."""
-    out = git_out(
-        ["reflog", "show", f"-n{HISTORY}", "--format=%H", ctx.tracking_ref, "--"],
-        ctx.repo.root,
-        check=False,
-    )
-    seen = dict.fromkeys(line for line in out.split() if line)
-    return [Oid(o) for o in seen if o != tip and not ctx.repo.is_ancestor(o, tip)]
 
 
 def once_on_remote(ctx: Context, local: Oid, tip: Oid) -> list[Oid]:

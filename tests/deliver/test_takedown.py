@@ -142,3 +142,21 @@ def test_an_idle_worker_fetches_for_takedowns_and_a_delivering_one_not_again(
     blog.submit("post", article("Post", "Delivered, then the worker idles."))
     assert _fetches_of_a_pass(blog, trace) == 2
     assert _fetches_of_a_pass(blog, trace) == 1
+
+
+def test_a_push_never_recorded_then_taken_down_is_not_pushed_again(blog: Blog) -> None:
+    """The worker dies right after its push landed, before it recorded it; a person then
+    force-pushes that commit away. The next worker must not take the missing commit for a
+    lost push: the remote held it once (its tracking ref remembers), so it was taken down."""
+    job_id = blog.submit("post", article("Post", "Pushed, never recorded, then taken down."))
+    crashed = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_push_before_db"})
+    assert crashed.returncode == 137, crashed.stderr
+    assert blog.job(job_id)["job"]["state"] == "PUSHING"
+    take_down(blog)
+    before = blog.remote_log()
+
+    blog.ok("run", "--until-idle")
+    shown = blog.job(job_id)["job"]
+    assert (shown["state"], shown["withdrawn"]) == ("PUBLISHED", True), blog.job(job_id)
+    assert blog.remote_log() == before  # never pushed back
+    assert not _on_the_remote(blog, shown["target_path"])

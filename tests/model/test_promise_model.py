@@ -273,7 +273,10 @@ class PromiseModel:
         m = self.w.jobs[job_id]
         p = self._person_fresh()
         if how == "edit":
-            (p.root / m.target).write_text(m.text.replace("number", "No."), encoding="utf-8")
+            # A line of its own each time: an edit of a post edited before still changes it.
+            self.w.serial += 1
+            edited = (p.root / m.target).read_text(encoding="utf-8").replace("number", "No.")
+            (p.root / m.target).write_text(f"{edited}Edit {self.w.serial}.\n", encoding="utf-8")
             p.git("commit", "--quiet", "-am", f"typo in {m.target}")
         elif how == "delete":
             p.git("rm", "--quiet", m.target)
@@ -303,10 +306,12 @@ class PromiseModel:
         return f"person force-pushes {owner[:8]} away"
 
     def _taken_down(self, target: str) -> None:
-        """Every job that wrote `target`: its article is gone and must stay gone."""
-        for m in self.w.jobs.values():
+        """Every job that wrote `target`: its article is gone and must stay gone; the
+        publication of each one published left the branch (one not yet published has none)."""
+        for job_id, m in self.w.jobs.items():
             if m.target == target:
-                m.taken_down = m.gone = True
+                m.taken_down = True
+                m.gone = m.gone or self.state(job_id)["state"] == "PUBLISHED"
                 if m.merged and m.review:
                     # Merged and taken off again before any worker looked: for gitpub the
                     # merge never happened, so the deleted branch reads as a rejection.

@@ -812,6 +812,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a push never recorded, then taken down, is pushed again",
+        "gitpub/deliver/batch.py",
+        "    gone = confirm.taken_down_since(ctx, missing, tip) if tip is not None else {}\n",
+        "    gone: dict[str, Oid] = {}\n",
+        (
+            "tests/deliver/test_takedown.py::"
+            "test_a_push_never_recorded_then_taken_down_is_not_pushed_again",
+        ),
+    ),
+    Mutant(
         "a stylesheet git merged is taken as the artifact",
         "gitpub/deliver/fontmerge.py",
         "        if _derived_off_manifest(ctx, job):\n",
