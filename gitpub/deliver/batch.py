@@ -19,7 +19,7 @@ from gitpub.deliver import confirm, faults, guard, recheck, replay
 from gitpub.deliver.commit import load_manifest, point_jobs_refs, target_unchanged
 from gitpub.git import objects, repair
 from gitpub.prepare import target as rules
-from gitpub.store import jobs, leases
+from gitpub.store import jobs, leases, reads
 from gitpub.store.jobs import Job, Move
 
 # in_review: pushed to its review branch (gitpub.deliver.review), waiting for a person's merge
@@ -190,6 +190,12 @@ def stack_jobs(
                 detail={"failure_code": "target_changed", "paths": [job.target_path]},
             )
             continue
+        why = _taken_down(ctx, job, tip)
+        if why is not None:
+            results[job.job_id] = Result(
+                "review", why, detail={"failure_code": rules.TAKEN_DOWN, "paths": [job.target_path]}
+            )
+            continue
         if job.job_id not in probes:
             delta = recheck.pending(ctx, job, tip)
             if delta is not None:
@@ -221,6 +227,19 @@ def stack_jobs(
         stacked.append(job)
         crash.point("during_batch_stacking")
     return stacked, stack
+
+
+def _taken_down(ctx: Context, job: Job, tip: Oid) -> str | None:
+    """Why the job must not bring its article back onto `tip` (`rules.takedown`): checked
+    again here, as a job prepared before a person's takedown is delivered after it."""
+    path = job.target_path
+    if not path or ctx.repo.blob_at(tip, path) is not None:
+        return None
+    published = reads.published_to(ctx.store, path)
+    if not published:
+        return None
+    history = jobs.events(ctx.store, job.job_id)
+    return rules.takedown(ctx.repo, job.job_id, path, published, tip, history)
 
 
 def _conflict_or_clash(ctx: Context, job: Job, tip: Oid, conflict: list[str]) -> Result:

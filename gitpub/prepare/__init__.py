@@ -338,26 +338,13 @@ class Preparer(Recorder):
         return reads.published_to(self.ctx.store, path)
 
     def taken_down(self, base: Oid, path: str) -> Outcome | None:
-        """REVIEW when `path` is an article gitpub published that left the branch since (a
-        deletion, a rename, a force-push): no job brings a takedown back by itself, not even
-        one queued before it; a person's `retry` of this job does."""
-        events = jobs.events(self.ctx.store, self.job.job_id)
-        if any(e["step"] == "operator:retry" for e in events):
+        """REVIEW when `path` is a publication a person took down (`rules.takedown`)."""
+        published = self.published_to(path)
+        if not published:
             return None
-        mine = self.job.job_id
-        earlier = [j for j in self.published_to(path) if j.job_id != mine]
-        # Gone only when the base has seen the publication: a clone behind another node's
-        # push has not, and a takedown noticed already needs no history.
-        held = self.ctx.repo.reachable(base, {j.remote_commit for j in earlier if j.remote_commit})
-        gone = next((j for j in earlier if j.withdrawn_at or j.remote_commit in held), None)
-        if gone is None:
-            return None
-        return Outcome(
-            State.REVIEW,
-            f"{path} left the branch after job {gone.job_id} published it (a takedown); "
-            "retry publishes it again",
-            "taken_down",
-        )
+        history = jobs.events(self.ctx.store, self.job.job_id)
+        why = rules.takedown(self.ctx.repo, self.job.job_id, path, published, base, history)
+        return None if why is None else Outcome(State.REVIEW, why, rules.TAKEN_DOWN)
 
     turn: Turn | None = None  # see `prepare`
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 from gitpub.config import Config, StepsConfig
 from gitpub.core.jsonvalue import text_or_none
@@ -20,7 +21,13 @@ from gitpub.prepare.answers import JudgeAnswer
 from gitpub.prepare.builtins import shown
 from gitpub.site import paths
 from gitpub.site.article import Article
-from gitpub.store.jobs import Event
+from gitpub.store.jobs import Event, Job
+
+if TYPE_CHECKING:
+    from gitpub.git.repo import Repo
+
+TAKEN_DOWN: Final = "taken_down"
+"""failure_code of a job held back because its article is a publication a person took down."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +181,32 @@ def _prefixes(path: str) -> dict[str, str]:
     """Folded form → real form of the path and of each folder on its way."""
     parts = path.split("/")
     return {fold(p): p for p in ("/".join(parts[: i + 1]) for i in range(len(parts)))}
+
+
+def takedown(
+    repo: Repo, job_id: str, path: str, published: Sequence[Job], tip: str, events: Iterable[Event]
+) -> str | None:
+    """Why job `job_id` must not write `path` onto `tip`, or None: `published` (the PUBLISHED
+    jobs of `path`) holds another job's publication there that left the branch (a deletion, a
+    rename, a force-push). No job brings a takedown back by itself, not even one queued
+    before it; a person's `retry` of it after the takedown was noticed does (`events`: the
+    job's history)."""
+    earlier = [j for j in published if j.job_id != job_id]
+    if not earlier:
+        return None
+    # Gone only when `tip` has seen the publication: a clone behind another node's push has
+    # not, and a takedown noticed already needs no history.
+    held = repo.reachable(tip, {j.remote_commit for j in earlier if j.remote_commit})
+    gone = next((j for j in earlier if j.withdrawn_at or j.remote_commit in held), None)
+    if gone is None:
+        return None
+    noticed = gone.withdrawn_at
+    if noticed and any(e["step"] == "operator:retry" and e["at"] > noticed for e in events):
+        return None  # a person's answer to this very takedown
+    return (
+        f"{path} left the branch after job {gone.job_id} published it (a takedown); "
+        "retry publishes it again"
+    )
 
 
 def accepted_similar(events: Iterable[Event]) -> frozenset[str]:

@@ -160,3 +160,27 @@ def test_a_push_never_recorded_then_taken_down_is_not_pushed_again(blog: Blog) -
     assert (shown["state"], shown["withdrawn"]) == ("PUBLISHED", True), blog.job(job_id)
     assert blog.remote_log() == before  # never pushed back
     assert not _on_the_remote(blog, shown["target_path"])
+
+
+def test_a_job_committed_before_a_takedown_is_held_back_at_delivery(blog: Blog) -> None:
+    """A job prepared while its article did not exist yet (a NEW article at `--target`) is
+    committed; another job then publishes that article and a person takes it down. Delivering
+    the first job would bring the post back: it waits in REVIEW instead."""
+    from gitpub.ops import worker
+
+    path = "content/posts/queued.mdx"
+    early = blog.submit("early", article("Queued", "Committed, delivered late."), "--target", path)
+    with open_context(blog.root) as ctx:
+        worker.run_until_idle(ctx, only=(early,), deliver=False)
+    assert blog.job(early)["job"]["state"] == "LOCAL_COMMITTED"
+    later = blog.submit("later", article("Queued", "Published first."), "--target", path)
+    with open_context(blog.root) as ctx:
+        worker.run_until_idle(ctx, only=(later,))
+    assert blog.job(later)["job"]["state"] == "PUBLISHED"
+    _git_rm_on_the_remote(blog, path)
+    before = blog.remote_log()
+
+    blog.ok("run", "--until-idle")
+    shown = blog.job(early)
+    assert (shown["job"]["state"], shown["job"]["failure_code"]) == ("REVIEW", "taken_down")
+    assert blog.remote_log() == before and not _on_the_remote(blog, path)

@@ -792,13 +792,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
-        "a revision queued before a takedown publishes the post again",
+        "prepare (and so the dry run) lets a job aim at a post a person took down",
         "gitpub/prepare/__init__.py",
         "            decided = self.taken_down(base, path) or decided\n",
         "            pass\n",
         (
-            "tests/deliver/test_takedown.py::"
-            "test_a_revision_queued_before_a_takedown_never_brings_it_back",
+            "tests/prepare/test_dryrun.py::"
+            "test_dry_run_of_a_taken_down_post_says_review_as_run_does",
         ),
     ),
     Mutant(
@@ -819,6 +819,16 @@ MUTANTS = (
         (
             "tests/deliver/test_takedown.py::"
             "test_a_push_never_recorded_then_taken_down_is_not_pushed_again",
+        ),
+    ),
+    Mutant(
+        "a job committed before a takedown brings the post back at delivery",
+        "gitpub/deliver/batch.py",
+        "        why = _taken_down(ctx, job, tip)\n",
+        "        why = None\n",
+        (
+            "tests/deliver/test_takedown.py::"
+            "test_a_job_committed_before_a_takedown_is_held_back_at_delivery",
         ),
     ),
     Mutant(
