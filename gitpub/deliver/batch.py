@@ -181,26 +181,10 @@ def stack_jobs(
     is stacked on the last one that stayed."""
     stack, stacked = tip, []
     for job in pending:
-        # CAS against the remote, not the stack: a batch never holds two jobs that write
-        # the same article (see worker.run_until_idle), so only others can have moved it.
-        if not target_unchanged(ctx, job, tip):
-            results[job.job_id] = Result(
-                "conflict",
-                f"{job.target_path} changed on the remote since the snapshot",
-                detail={"failure_code": "target_changed", "paths": [job.target_path]},
-            )
+        held_back = _held_back(ctx, job, tip, job.job_id in probes)
+        if held_back is not None:
+            results[job.job_id] = held_back
             continue
-        why = _taken_down(ctx, job, tip)
-        if why is not None:
-            results[job.job_id] = Result(
-                "review", why, detail={"failure_code": rules.TAKEN_DOWN, "paths": [job.target_path]}
-            )
-            continue
-        if job.job_id not in probes:
-            delta = recheck.pending(ctx, job, tip)
-            if delta is not None:
-                results[job.job_id] = Result("recheck", "new articles on the remote", delta=delta)
-                continue
         try:
             job, rebased, conflict = replay.rebase(ctx, job, heads[job.job_id], stack)
         except Exception as exc:  # this job's trouble, not the batch's
@@ -227,6 +211,28 @@ def stack_jobs(
         stacked.append(job)
         crash.point("during_batch_stacking")
     return stacked, stack
+
+
+def _held_back(ctx: Context, job: Job, tip: Oid, probe: bool) -> Result | None:
+    """Why the job is not stacked onto `tip` now: its target moved, a person took its article
+    down, or (unless a probe) new articles need a recheck first; None when it goes on."""
+    # CAS against the remote, not the stack: a batch never holds two jobs that write the
+    # same article (see worker.run_until_idle), so only others can have moved it.
+    if not target_unchanged(ctx, job, tip):
+        return Result(
+            "conflict",
+            f"{job.target_path} changed on the remote since the snapshot",
+            detail={"failure_code": "target_changed", "paths": [job.target_path]},
+        )
+    why = _taken_down(ctx, job, tip)
+    if why is not None:
+        return Result(
+            "review", why, detail={"failure_code": rules.TAKEN_DOWN, "paths": [job.target_path]}
+        )
+    delta = None if probe else recheck.pending(ctx, job, tip)
+    if delta is not None:
+        return Result("recheck", "new articles on the remote", delta=delta)
+    return None
 
 
 def _taken_down(ctx: Context, job: Job, tip: Oid) -> str | None:

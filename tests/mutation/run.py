@@ -824,8 +824,8 @@ MUTANTS = (
     Mutant(
         "a job committed before a takedown brings the post back at delivery",
         "gitpub/deliver/batch.py",
-        "        why = _taken_down(ctx, job, tip)\n",
-        "        why = None\n",
+        "    why = _taken_down(ctx, job, tip)\n",
+        "    why = None\n",
         (
             "tests/deliver/test_takedown.py::"
             "test_a_job_committed_before_a_takedown_is_held_back_at_delivery",
