@@ -26,14 +26,19 @@ CONTENT_DIFFERS = "confirm:content-differs"
 """The event recorded for a commit that carries the job's trailers but not its content."""
 
 
-def left_remote(ctx: Context, tip: Oid) -> list[Oid]:
-    """Earlier tips of the remote-tracking branch that are not in its history any more."""
+def _reflog(ctx: Context) -> list[str]:
+    """The remote-tracking branch's last `HISTORY` values, newest first (repeats kept)."""
     out = git_out(
         ["reflog", "show", f"-n{HISTORY}", "--format=%H", ctx.tracking_ref, "--"],
         ctx.repo.root,
         check=False,
     )
-    seen = dict.fromkeys(line for line in out.split() if line)
+    return [line for line in out.split() if line]
+
+
+def left_remote(ctx: Context, tip: Oid) -> list[Oid]:
+    """Earlier tips of the remote-tracking branch that are not in its history any more."""
+    seen = dict.fromkeys(_reflog(ctx))
     return [Oid(o) for o in seen if o != tip and not ctx.repo.is_ancestor(o, tip)]
 
 
@@ -43,10 +48,13 @@ def taken_down_since(ctx: Context, held: Sequence[Job], tip: Oid) -> dict[str, O
     remote-tracking ref, so its history remembers), then a person took that publication down.
     Pushing such a job again would undo the takedown."""
     mine = {j.job_id: j.local_commit for j in held if j.local_commit}
-    left = left_remote(ctx, tip) if mine else []
-    if not left:
+    earlier = sorted(set(_reflog(ctx)) - {tip}) if mine else []
+    if not earlier:
         return {}
-    once = set(git_out(["rev-list", *left, "--not", tip], ctx.repo.root).split())
+    # What those tips held that `tip` does not, in one walk (no ancestry question per tip);
+    # a tip whose objects `gc` pruned is passed over.
+    out = git_out(["rev-list", "--ignore-missing", *earlier, "--not", tip], ctx.repo.root)
+    once = set(out.split())
     return {job_id: Oid(commit) for job_id, commit in mine.items() if commit in once}
 
 
