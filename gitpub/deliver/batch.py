@@ -7,6 +7,7 @@ others go on without it. Runs under the delivery lock; the caller records the ou
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -242,9 +243,7 @@ def _taken_down(ctx: Context, job: Job, tip: Oid) -> str | None:
     if not path or ctx.repo.blob_at(tip, path) is not None:
         return None
     published = reads.published_to(ctx.store, path)
-    if not published:
-        return None
-    history = jobs.events(ctx.store, job.job_id)
+    history = functools.partial(jobs.events, ctx.store, job.job_id)
     return rules.takedown(ctx.repo, job.job_id, path, published, tip, history)
 
 

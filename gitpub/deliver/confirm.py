@@ -26,20 +26,23 @@ CONTENT_DIFFERS = "confirm:content-differs"
 """The event recorded for a commit that carries the job's trailers but not its content."""
 
 
-def _reflog(ctx: Context) -> list[str]:
-    """The remote-tracking branch's last `HISTORY` values, newest first (repeats kept)."""
+def once_held(ctx: Context, tip: Oid) -> set[str]:
+    """The commits the remote-tracking branch held at an earlier value (its reflog) and no
+    longer holds at `tip`: what a force-push or a reset took off the remote. Empty at once,
+    with no walk, when every earlier value is in `tip`'s history."""
     out = git_out(
         ["reflog", "show", f"-n{HISTORY}", "--format=%H", ctx.tracking_ref, "--"],
         ctx.repo.root,
         check=False,
     )
-    return [line for line in out.split() if line]
-
-
-def left_remote(ctx: Context, tip: Oid) -> list[Oid]:
-    """Earlier tips of the remote-tracking branch that are not in its history any more."""
-    seen = dict.fromkeys(_reflog(ctx))
-    return [Oid(o) for o in seen if o != tip and not ctx.repo.is_ancestor(o, tip)]
+    seen = dict.fromkeys(line for line in out.split() if line)
+    left = [o for o in seen if o != tip and not ctx.repo.is_ancestor(o, tip)]
+    if not left:
+        return set()
+    # A value whose objects `gc` pruned is passed over.
+    return set(
+        git_out(["rev-list", "--ignore-missing", *left, "--not", tip], ctx.repo.root).split()
+    )
 
 
 def taken_down_since(ctx: Context, held: Sequence[Job], tip: Oid) -> dict[str, Oid]:
@@ -48,13 +51,7 @@ def taken_down_since(ctx: Context, held: Sequence[Job], tip: Oid) -> dict[str, O
     remote-tracking ref, so its history remembers), then a person took that publication down.
     Pushing such a job again would undo the takedown."""
     mine = {j.job_id: j.local_commit for j in held if j.local_commit}
-    earlier = sorted(set(_reflog(ctx)) - {tip}) if mine else []
-    if not earlier:
-        return {}
-    # What those tips held that `tip` does not, in one walk (no ancestry question per tip);
-    # a tip whose objects `gc` pruned is passed over.
-    out = git_out(["rev-list", "--ignore-missing", *earlier, "--not", tip], ctx.repo.root)
-    once = set(out.split())
+    once = once_held(ctx, tip) if mine else set()
     return {job_id: Oid(commit) for job_id, commit in mine.items() if commit in once}
 
 

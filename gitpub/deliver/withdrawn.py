@@ -15,7 +15,7 @@ from gitpub.core.errors import GitCommandError
 from gitpub.core.ids import Oid
 from gitpub.deliver.batch import fetch_repairing
 from gitpub.deliver.commit import ArtifactsDamaged, load_manifest
-from gitpub.deliver.confirm import left_remote
+from gitpub.deliver.confirm import once_held
 from gitpub.git.process import git_out
 from gitpub.prepare import manifest
 from gitpub.store import jobs, reads
@@ -25,13 +25,10 @@ from gitpub.store.jobs import Job, LeaseLost
 
 def once_on_remote(ctx: Context, local: Oid, tip: Oid) -> list[Oid]:
     """The commits of the local branch, not on the remote now, that the remote once held."""
-    gone = left_remote(ctx, tip)
-    if not gone:
+    were = once_held(ctx, tip)
+    if not were:
         return []
     mine = set(git_out(["rev-list", local, "--not", tip], ctx.repo.root).split())
-    if not mine:
-        return []
-    were = set(git_out(["rev-list", *gone, "--not", tip], ctx.repo.root).split())
     return sorted(Oid(o) for o in mine & were)
 
 

@@ -148,7 +148,7 @@ class Preparer(Recorder):
         if not isinstance(decided, Outcome) and path not in existing and not by_operator:
             decided = self.taken_down(base, path) or decided
         if isinstance(decided, Outcome) and (
-            decided.state is State.SKIPPED or decided.failure_code == "taken_down"
+            decided.state is State.SKIPPED or decided.failure_code == rules.TAKEN_DOWN
         ):
             # SKIPPED is final, so it is decided on the remote's truth: a base from an old
             # fetch (a post removed since on another clone) never ends a job; nor does it
@@ -339,11 +339,9 @@ class Preparer(Recorder):
 
     def taken_down(self, base: Oid, path: str) -> Outcome | None:
         """REVIEW when `path` is a publication a person took down (`rules.takedown`)."""
-        published = self.published_to(path)
-        if not published:
-            return None
-        history = jobs.events(self.ctx.store, self.job.job_id)
-        why = rules.takedown(self.ctx.repo, self.job.job_id, path, published, base, history)
+        job_id = self.job.job_id
+        history = functools.partial(jobs.events, self.ctx.store, job_id)
+        why = rules.takedown(self.ctx.repo, job_id, path, self.published_to(path), base, history)
         return None if why is None else Outcome(State.REVIEW, why, rules.TAKEN_DOWN)
 
     turn: Turn | None = None  # see `prepare`

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -184,13 +184,18 @@ def _prefixes(path: str) -> dict[str, str]:
 
 
 def takedown(
-    repo: Repo, job_id: str, path: str, published: Sequence[Job], tip: str, events: Iterable[Event]
+    repo: Repo,
+    job_id: str,
+    path: str,
+    published: Sequence[Job],
+    tip: str,
+    events: Callable[[], Iterable[Event]],
 ) -> str | None:
     """Why job `job_id` must not write `path` onto `tip`, or None: `published` (the PUBLISHED
     jobs of `path`) holds another job's publication there that left the branch (a deletion, a
     rename, a force-push). No job brings a takedown back by itself, not even one queued
     before it; a person's `retry` of it after the takedown was noticed does (`events`: the
-    job's history)."""
+    job's history, read only then)."""
     earlier = [j for j in published if j.job_id != job_id]
     if not earlier:
         return None
@@ -201,7 +206,7 @@ def takedown(
     if gone is None:
         return None
     noticed = gone.withdrawn_at
-    if noticed and any(e["step"] == "operator:retry" and e["at"] > noticed for e in events):
+    if noticed and any(e["step"] == "operator:retry" and e["at"] > noticed for e in events()):
         return None  # a person's answer to this very takedown
     return (
         f"{path} left the branch after job {gone.job_id} published it (a takedown); "

@@ -223,10 +223,7 @@ def test_an_ordinary_deletion_commit_is_a_takedown(blog: Blog) -> None:
     job_id = blog.submit("gone", article("Gone", "Published, then removed with git rm."))
     blog.ok("run", "--until-idle")
     path = blog.job(job_id)["job"]["target_path"]
-    person = blog.clone("person")
-    person.git("rm", "--quiet", path)
-    person.git("commit", "--quiet", "-m", "Take the post down")
-    person.git("push", "--quiet", "origin", "HEAD:main")
+    blog.clone("person").remove_by_hand(path, "Take the post down")
     before = blog.remote_log()
 
     out = blog.ok("run", "--until-idle").stdout

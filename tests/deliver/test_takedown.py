@@ -74,13 +74,6 @@ def test_a_worker_that_keeps_running_notices_a_deletion_after_its_first_look(blo
     assert blog.job(job_id)["job"]["withdrawn"] is True
 
 
-def _git_rm_on_the_remote(blog: Blog, path: str) -> None:
-    person = blog.clone("person")
-    person.git("rm", "--quiet", path)
-    person.git("commit", "--quiet", "-m", "Take the post down")
-    person.git("push", "--quiet", "origin", "HEAD:main")
-
-
 def _on_the_remote(blog: Blog, path: str) -> bool:
     return bool(blog.remote_git("ls-tree", "--name-only", "main", "--", path))
 
@@ -93,7 +86,7 @@ def test_a_revision_queued_before_a_takedown_never_brings_it_back(blog: Blog) ->
     path = blog.job(first)["job"]["target_path"]
     revision = article("Post", "A revision, queued for tomorrow.")
     later = blog.submit("post-2", revision, "--target", path, "--at", "+1h")
-    _git_rm_on_the_remote(blog, path)
+    blog.clone("person").remove_by_hand(path, "Take the post down")
     blog.ok("run", "--until-idle")  # the takedown noticed; the revision not due yet
     assert blog.job(first)["job"]["withdrawn"] is True
 
@@ -119,7 +112,7 @@ def test_a_revision_prepared_on_a_base_from_before_the_takedown_does_not_publish
     blog.ok("run", "--until-idle")
     path = blog.job(first)["job"]["target_path"]
     later = blog.submit("post-2", article("Post", "A revision, prepared late."), "--target", path)
-    _git_rm_on_the_remote(blog, path)
+    blog.clone("person").remove_by_hand(path, "Take the post down")
     blog.ok("run", "--until-idle")
     assert blog.job(later)["job"]["state"] in ("REVIEW", "CONFLICT"), blog.job(later)["events"]
     assert not _on_the_remote(blog, path)
@@ -177,7 +170,7 @@ def test_a_job_committed_before_a_takedown_is_held_back_at_delivery(blog: Blog) 
     with open_context(blog.root) as ctx:
         worker.run_until_idle(ctx, only=(later,))
     assert blog.job(later)["job"]["state"] == "PUBLISHED"
-    _git_rm_on_the_remote(blog, path)
+    blog.clone("person").remove_by_hand(path, "Take the post down")
     before = blog.remote_log()
 
     blog.ok("run", "--until-idle")

@@ -202,10 +202,7 @@ def test_dry_run_of_a_taken_down_post_says_review_as_run_does(blog: Blog) -> Non
     first = blog.submit("post", article("Post", "The first version, soon taken down."))
     blog.ok("run", "--until-idle")
     path = blog.job(first)["job"]["target_path"]
-    person = blog.clone("person")
-    person.git("rm", "--quiet", path)
-    person.git("commit", "--quiet", "-m", "Take the post down")
-    person.git("push", "--quiet", "origin", "HEAD:main")
+    blog.clone("person").remove_by_hand(path, "Take the post down")
     blog.ok("run", "--until-idle")  # fetched: the takedown noticed
     before = snapshot(blog)
 

@@ -369,9 +369,6 @@ def test_a_publication_newer_than_a_clones_last_fetch_is_no_takedown(
     assert [behind.job(j)["job"]["withdrawn"] for j in (kept, gone)] == [False, False]
 
     path = node_a.job(gone)["job"]["target_path"]
-    person = blog.clone("person")
-    person.git("rm", "--quiet", path)
-    person.git("commit", "--quiet", "-m", "Take one post down")
-    person.git("push", "--quiet", "origin", "HEAD:main")
+    blog.clone("person").remove_by_hand(path, "Take one post down")
     assert f"job {gone}: withdrawn" in behind.ok("run", "--until-idle").stdout
     assert [behind.job(j)["job"]["withdrawn"] for j in (kept, gone)] == [False, True]

@@ -187,6 +187,13 @@ class Blog:
         self.git("push", "--quiet", "origin", "main")
         return self.git("rev-parse", "HEAD")
 
+    def remove_by_hand(self, path: str, message: str) -> None:
+        """A person with push access `git rm`s `path` in this clone and pushes: a takedown."""
+        self.git("pull", "--quiet", "--rebase", "origin", "main")
+        self.git("rm", "--quiet", path)
+        self.git("commit", "--quiet", "-m", message)
+        self.git("push", "--quiet", "origin", "HEAD:main")
+
     def porcelain(self) -> list[str]:
         """`git status --porcelain` lines of the live checkout, sorted, leading blanks kept
         (they say staged from unstaged)."""
