@@ -132,3 +132,10 @@ def push(
             raise InternalError(f"commit {at} was never checked against its write set")
         at = parent
     return repo.push(remote, head, branch, expect=expect)
+
+
+def withdraw(repo: Repo, remote: str, branch: str, expect: str) -> PushResult:
+    """Delete a branch gitpub owns on the remote (a review branch), provided it is still
+    `expect`: a deletion carries no commit, so there is nothing to check against a write set,
+    and the compare-and-swap keeps whatever a person pushed there meanwhile."""
+    return repo.push(remote, "", branch, expect=expect)

@@ -48,6 +48,10 @@ REJECTED = "rejected_in_review"
 SUPERSEDED = "superseded_in_review"
 """The failure code of a job a newer job of the same target replaced in review."""
 
+STRANDED = "review_base_rewritten"
+"""The failure code of a job whose review branch stood on commits a person's force-push took
+off the published branch: the branch was withdrawn, so no merge of it brings them back."""
+
 HISTORY = 1000
 """Commits of the published branch (first parents, newest first) searched for a job's bytes."""
 
@@ -211,10 +215,44 @@ def watch(ctx: Context) -> list[Job]:
             versions = _versions(ctx, job, there.get(job.review_branch or ""))
         except (ArtifactsDamaged, GitCommandError):
             continue  # nothing to match by (or the branch's commit out of reach): next pass
-        move = _decision(ctx, job, versions, line, gone=job.review_branch not in there)
+        gone = job.review_branch not in there
+        move = _decision(ctx, job, versions, line, gone=gone)
+        if move is None and not gone:
+            move = _stranded(ctx, job, there[job.review_branch or ""], tip)
         if move is not None:
             moves.append(move)
     return _settle(ctx, moves)
+
+
+def _stranded(ctx: Context, job: Job, branch_tip: Oid, tip: Oid) -> Move | None:
+    """REVIEW for a job whose review branch stands on a commit the published branch no longer
+    has (a person force-pushed it away, say a takedown): merging the branch would bring that
+    commit back, so it is withdrawn from the remote — only while it still is what was just
+    read, the reviewer's edits being recorded already — and `retry` builds again on today's
+    tip from the reviewer's last version. None while the branch's base is still published."""
+    events = jobs.events(ctx.store, job.job_id)
+    pushed = [str(e["detail"].get("commit")) for e in events if e["step"] == "review:pushed"]
+    if not pushed or ctx.repo.resolve(pushed[-1]) is None:
+        return None
+    bases = [str(p) for p in ctx.repo.commit(pushed[-1]).parent_ids]
+    if not bases or ctx.repo.is_ancestor(bases[0], tip):
+        return None
+    branch = job.review_branch or ""
+    withdrawn = guard.withdraw(ctx.repo, ctx.config.publish.remote, branch, branch_tip)
+    if not withdrawn.ok:
+        return None  # moved or out of reach: looked at again on the next pass
+    reason = (
+        f"{branch} stood on commit {bases[0][:12]}, which left {ctx.config.publish.branch}; "
+        "the branch was withdrawn so that no merge brings it back: retry to build it again on "
+        "the current tip (from the reviewer's last version, if any)"
+    )
+    return Move(
+        job,
+        State.REVIEW,
+        "review:stranded",
+        {"reason": reason, "branch": branch, "base": bases[0]},
+        {"failure_code": STRANDED},
+    )
 
 
 def _decision(

@@ -267,3 +267,51 @@ def test_a_merge_made_while_the_push_answer_was_lost_is_not_pushed_again(blog: B
     assert job["state"] == "PUBLISHED", blog.job(job_id)["events"]
     assert job["remote_commit"] == person.git("rev-parse", "HEAD")
     assert review_branches(blog) == {}  # the branch the person deleted stays deleted
+
+
+def test_a_review_branch_standing_on_a_force_pushed_takedown_is_withdrawn_not_merged_back(
+    blog: Blog,
+) -> None:
+    # A post published, then a review job stacked on it: its branch's history holds the post.
+    gone = blog.submit("gone", article("Gone", "Published, then taken down.", slug="gone"))
+    blog.ok("run", "--until-idle")
+    assert blog.job(gone)["job"]["state"] == "PUBLISHED"
+    text = article("Waiting", "Waits for a reviewer.", slug="waiting")
+    job_id = blog.submit("waiting", text, "--review")
+    blog.ok("run", "--until-idle")
+    branch = branch_of(job_id, "content/posts/waiting.mdx")
+    assert set(review_branches(blog)) == {branch}
+
+    # A reviewer edits the branch; a person force-pushes the published post away.
+    person = blog.clone("person")
+    person.git("fetch", "--quiet", "origin")
+    person.git("checkout", "--quiet", "-B", "edit", f"origin/{branch}")
+    edited = text.replace("Waits for a reviewer.", "Edited by the reviewer.")
+    (person.root / "content/posts/waiting.mdx").write_text(edited, encoding="utf-8")
+    person.git("commit", "--quiet", "-am", "reviewer's edit")
+    person.git("push", "--quiet", "origin", f"HEAD:{branch}")
+    person.git("checkout", "--quiet", "main")
+    person.git("reset", "--quiet", "--hard", "origin/main~1")
+    person.git("push", "--quiet", "--force", "origin", "HEAD:main")
+    tip = blog.remote_git("rev-parse", "main")
+
+    # The branch would bring the post back with any merge: it is withdrawn, the job waits
+    # for a person, and the reviewer's edit is kept for the retry.
+    blog.ok("run", "--until-idle")
+    waiting = blog.job(job_id)
+    assert waiting["job"]["state"] == "REVIEW", waiting["events"]
+    assert waiting["job"]["failure_code"] == "review_base_rewritten"
+    assert branch in waiting["events"][-1]["detail"]["reason"]
+    assert review_branches(blog) == {}
+    assert blog.remote_git("rev-parse", "main") == tip  # the published branch untouched
+    assert blog.job(gone)["job"]["withdrawn"] is True
+
+    # `retry` builds the reviewer's version on today's tip: merging it brings only that.
+    blog.ok("retry", job_id)
+    blog.ok("run", "--until-idle")
+    assert blog.job(job_id)["job"]["state"] == "IN_REVIEW", blog.job(job_id)["events"]
+    assert blog.remote_git("rev-parse", f"{branch}~1") == tip
+    shown = blog.remote_git("show", f"{branch}:content/posts/waiting.mdx")
+    assert "Edited by the reviewer." in shown
+    files = blog.remote_git("ls-tree", "-r", "--name-only", branch).splitlines()
+    assert "content/posts/gone.mdx" not in files

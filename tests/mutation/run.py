@@ -832,6 +832,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a review branch standing on a force-pushed takedown stays to be merged",
+        "gitpub/deliver/review.py",
+        "        if move is None and not gone:\n",
+        "        if False:\n",
+        (
+            "tests/deliver/test_workflows.py::"
+            "test_a_review_branch_standing_on_a_force_pushed_takedown_is_withdrawn_not_merged_back",
+        ),
+    ),
+    Mutant(
         "a stylesheet git merged is taken as the artifact",
         "gitpub/deliver/fontmerge.py",
         "        if _derived_off_manifest(ctx, job):\n",
