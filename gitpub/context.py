@@ -107,7 +107,7 @@ def sibling(ctx: Context) -> Context:
     in the thread that uses it, and close it there."""
     repo = Repo(ctx.repo.root, ctx.repo.common_dir)
     cfg = ctx.config
-    store = open_shared(repo, cfg) if ctx.store.shared else open_store(repo.state_dir)
+    store = ctx.store.twin() if ctx.store.shared else open_store(repo.state_dir)
     fleet = store.fleet if store.shared else None
     twin = Context(repo=repo, config=cfg, store=store, locks=Locks(ctx.locks.dir, fleet))
     twin._throttle = ctx.throttle

@@ -181,8 +181,13 @@ def stack_jobs(
     whose commit would change more than its own files drops out with its result; the next job
     is stacked on the last one that stayed."""
     stack, stacked = tip, []
+    # Under the delivery lock nobody publishes: read once what each article had published.
+    absent = [
+        j.target_path for j in pending if j.target_path and not ctx.repo.blob_at(tip, j.target_path)
+    ]
+    published = reads.published_to_each(ctx.store, absent)
     for job in pending:
-        held_back = _held_back(ctx, job, tip, job.job_id in probes)
+        held_back = _held_back(ctx, job, tip, job.job_id in probes, published)
         if held_back is not None:
             results[job.job_id] = held_back
             continue
@@ -214,9 +219,12 @@ def stack_jobs(
     return stacked, stack
 
 
-def _held_back(ctx: Context, job: Job, tip: Oid, probe: bool) -> Result | None:
+def _held_back(
+    ctx: Context, job: Job, tip: Oid, probe: bool, published: Mapping[str, Sequence[Job]]
+) -> Result | None:
     """Why the job is not stacked onto `tip` now: its target moved, a person took its article
-    down, or (unless a probe) new articles need a recheck first; None when it goes on."""
+    down (`published`: the PUBLISHED jobs of each article `tip` lacks), or (unless a probe)
+    new articles need a recheck first; None when it goes on."""
     # CAS against the remote, not the stack: a batch never holds two jobs that write the
     # same article (see worker.run_until_idle), so only others can have moved it.
     if not target_unchanged(ctx, job, tip):
@@ -225,7 +233,7 @@ def _held_back(ctx: Context, job: Job, tip: Oid, probe: bool) -> Result | None:
             f"{job.target_path} changed on the remote since the snapshot",
             detail={"failure_code": "target_changed", "paths": [job.target_path]},
         )
-    why = _taken_down(ctx, job, tip)
+    why = _taken_down(ctx, job, tip, published)
     if why is not None:
         return Result(
             "review", why, detail={"failure_code": rules.TAKEN_DOWN, "paths": [job.target_path]}
@@ -236,15 +244,16 @@ def _held_back(ctx: Context, job: Job, tip: Oid, probe: bool) -> Result | None:
     return None
 
 
-def _taken_down(ctx: Context, job: Job, tip: Oid) -> str | None:
+def _taken_down(
+    ctx: Context, job: Job, tip: Oid, published: Mapping[str, Sequence[Job]]
+) -> str | None:
     """Why the job must not bring its article back onto `tip` (`rules.takedown`): checked
     again here, as a job prepared before a person's takedown is delivered after it."""
     path = job.target_path
     if not path or ctx.repo.blob_at(tip, path) is not None:
         return None
-    published = reads.published_to(ctx.store, path)
     history = functools.partial(jobs.events, ctx.store, job.job_id)
-    return rules.takedown(ctx.repo, job.job_id, path, published, tip, history)
+    return rules.takedown(ctx.repo, job.job_id, path, published.get(path, ()), tip, history)
 
 
 def _conflict_or_clash(ctx: Context, job: Job, tip: Oid, conflict: list[str]) -> Result:

@@ -65,9 +65,8 @@ def deliver_all(ctx: Context, held: Sequence[Job]) -> Delivered:
         if reviewed:
             results.update(review.deliver_locked(ctx, reviewed, probes))
     # The locked part recorded events: settle from the rows as they are now.
-    current: dict[str, Job] = {
-        j.job_id: jobs.get(ctx.store, j.job_id) or j for j in held if j.job_id in results
-    }
+    rows = jobs.get_many(ctx.store, [j.job_id for j in held if j.job_id in results])
+    current: dict[str, Job] = {j.job_id: rows.get(j.job_id, j) for j in held if j.job_id in results}
     done: dict[str, Job] = {}
     faults: dict[str, Exception] = {}
     for job_id, result in results.items():

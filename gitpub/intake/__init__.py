@@ -149,10 +149,20 @@ def same_request(
 
 
 def allowed(ctx: Context, job_id: str) -> frozenset[str]:
-    """Fingerprints this job may publish as written: the repository's `[scan] allow` plus
-    those a person passed with `submit --allow` or `resolve --continue --allow` (the
-    events keep only fingerprints, never the text they stand for)."""
-    return ctx.config.scan.allow | frozenset(reads.allowed_by_events(ctx.store, job_id))
+    """Fingerprints this job may publish as written (`allowed_in` its history)."""
+    return allowed_in(ctx, jobs.events(ctx.store, job_id))
+
+
+def allowed_in(ctx: Context, history: Iterable[jobs.Event]) -> frozenset[str]:
+    """Fingerprints a job with this history may publish as written: the repository's
+    `[scan] allow` plus those a person passed with `submit --allow` or `resolve --continue
+    --allow` (the events keep only fingerprints, never the text they stand for)."""
+    out: set[str] = set()
+    for event in history:
+        value = (event["detail"] or {}).get("allow")
+        if isinstance(value, list):
+            out.update(str(v) for v in value)
+    return ctx.config.scan.allow | frozenset(out)
 
 
 class _New(NamedTuple):

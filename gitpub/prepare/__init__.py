@@ -325,7 +325,7 @@ class Preparer(Recorder):
         )
         if verdict.get("leaks"):
             return Outcome(State.REVIEW, secrets.leaked("judge", verdict["leaks"]))
-        accepted = rules.accepted_similar(jobs.events(self.ctx.store, self.job.job_id))
+        accepted = rules.accepted_similar(self.history)
         ruled = rules.after_judge(target, verdict, self.ctx.config.steps, accepted)
         if ruled is not None and ruled.similar is not None and ruled.state is State.REVIEW:
             return Outcome(ruled.state, ruled.reason, SIMILAR_CODE, ruled.similar)

@@ -44,11 +44,14 @@ class Recorder:
         self.ctx = ctx
         self.job = job
         self._heartbeat = heartbeat
-        self.done = jobs.step_results(ctx.store, job.job_id)
+        # The job's events before this prepare: a person's answers (allowed findings, a
+        # retry after a REVIEW) are among them, and its steps that already finished.
+        self.history = jobs.events(ctx.store, job.job_id)
+        self.done = jobs.steps_done(self.history)
         self.dir = ctx.job_dir(job.job_id)
         # Findings a person allowed by fingerprint: kept as written in the article and in
         # the job's own stored answers; everything else a step says is sanitized.
-        self.allow = intake.allowed(ctx, job.job_id)
+        self.allow = intake.allowed_in(ctx, self.history)
         # Records of in-process steps, waiting for the next durable one (see `note`).
         self.waiting: list[tuple[Move, Path | None, bytes]] = []
 

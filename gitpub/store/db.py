@@ -190,6 +190,12 @@ class Store:
     def transaction(self) -> contextlib.AbstractContextManager[Connection]:
         raise NotImplementedError
 
+    def twin(self) -> Store:
+        """A shared store's other connection, for another thread of this process (one is
+        never shared between threads); an embedded store is opened again instead
+        (`context.sibling`)."""
+        raise NotImplementedError
+
     def job_dir(self, job_id: str) -> Path:
         """The job's folder on this node (`Context.job_dir` for those holding a context)."""
         return self.path.parent / "jobs" / job_id

@@ -23,8 +23,8 @@ from gitpub.store.db import Connection
 Stat = tuple[int, int, int]  # inode, size, mtime_ns
 
 
-def _stat(path: Path) -> Stat:
-    st = path.stat()
+def _stat(path: str | Path) -> Stat:
+    st = os.stat(path)
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
@@ -32,21 +32,34 @@ SCRATCH = frozenset({"checkout"})
 """Top folders of a job that only its current worker reads: prepare's scratch checkout."""
 
 
-def _kept(top: str, folder: Path, name: str) -> bool:
-    if name.startswith(".") or name.endswith(".run"):
-        return False
-    return not (name in SCRATCH and Path(top) == folder)
+def _files(folder: Path) -> Iterator[tuple[str, str]]:
+    """(name relative to the folder, path) of every file the store keeps, each folder's
+    files before its subfolders, in name order. Run at every change a job records, over
+    every file of its folder: os.scandir's entries, not a Path per file."""
+    yield from _walk(str(folder), "", SCRATCH)
 
 
-def _files(folder: Path) -> Iterator[tuple[str, Path]]:
-    """(name relative to the folder, path) of every file the store keeps."""
-    for top, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if _kept(top, folder, d))
-        for name in sorted(names):
-            if name.startswith(".") or name.endswith(".tmp"):
-                continue
-            path = Path(top, name)
-            yield path.relative_to(folder).as_posix(), path
+def _walk(top: str, prefix: str, skip: frozenset[str]) -> Iterator[tuple[str, str]]:
+    try:
+        entries = sorted(os.scandir(top), key=lambda e: e.name)
+    except OSError:
+        return
+    folders = []
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        try:
+            folder = entry.is_dir()  # a link to a folder is not walked, nor read as a file
+        except OSError:
+            continue
+        if folder:
+            if not (name.endswith(".run") or name in skip or entry.is_symlink()):
+                folders.append(entry)
+        elif not name.endswith(".tmp"):
+            yield prefix + name, entry.path
+    for entry in folders:
+        yield from _walk(entry.path, f"{prefix}{entry.name}/", frozenset())
 
 
 class Mirror:
@@ -106,7 +119,8 @@ class Mirror:
                 if seen is None and stat[2] < self.opened_ns:
                     continue  # older than this process: not ours to send
             try:
-                data = path.read_bytes()
+                with open(path, "rb") as file:
+                    data = file.read()
             except OSError:
                 continue
             digest = sha256_hex(data)

@@ -179,7 +179,9 @@ class PgStore(Store):
     lock_seconds = 60.0
     """How long a fleet lock holds without its holder: the node's `[retry] lease_seconds`."""
 
-    def __init__(self, dsn: str, state_dir: Path, blog: Blog) -> None:
+    def __init__(self, dsn: str, state_dir: Path, blog: Blog, migrated: str | None = None) -> None:
+        """`migrated`: the schema another connection of this process found (or brought) up to
+        date for this blog (`twin`): neither found nor checked again."""
         try:
             import psycopg
         except ImportError:
@@ -199,18 +201,31 @@ class PgStore(Store):
             # the server ends such a session instead (our transactions never wait on
             # anything), and the zombie, resumed, finds its connection gone, changes nothing.
             self.conn.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'")
-            self.schema = self._migrate()
-            _align_clock(self.conn)
+            if migrated is None:
+                self.schema = self._migrate()
+                _align_clock(self.conn)
+            else:
+                self.schema = migrated
+                self.conn.execute(f"SET search_path TO {migrated}")
         except BaseException:
             pg.close()
             raise
         # Never opened: it anchors this node's copies of the blog's job folders, apart from
         # the embedded store's (a node may leave the shared store and come back).
+        self.state_dir = state_dir
         self.path = state_dir / "shared" / self.schema / "store"
         self.opened_at = time.time()
         self._files = mirror.Mirror(self.conn, self.path.parent / "jobs", self.opened_at)
         self._touched: set[str] = set()
         self._listening = False
+
+    def twin(self) -> PgStore:
+        """Another connection to this store, for another thread of this process: the schema
+        and the clock were settled by this one (a thread opening it costs one connection and
+        two statements, not a registry lock and a migration check each)."""
+        twin = PgStore(self.conn._dsn, self.state_dir, self.blog, migrated=self.schema)
+        twin.lock_seconds, twin.clone = self.lock_seconds, self.clone
+        return twin
 
     @property
     def identity(self) -> str:

@@ -7,7 +7,6 @@ answer with ids, paths and counts."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
@@ -32,21 +31,6 @@ def by_key(store: Store, key_sha256: Sha256, display: str | None) -> Job | None:
             "SELECT * FROM blog_publication WHERE key_legacy = 1 AND key_display = ?", (display,)
         ).fetchone()
     return Job.from_row(row) if row else None
-
-
-def allowed_by_events(store: Store, job_id: str) -> set[str]:
-    """Fingerprints a person allowed for this job (`submit --allow`, `resolve --allow`): the
-    `allow` lists of its events."""
-    out: set[str] = set()
-    rows = store.conn.execute(
-        "SELECT detail FROM blog_publication_event WHERE job_id = ? AND detail LIKE ?",
-        (job_id, "%allow%"),
-    )
-    for (detail,) in rows:
-        value = json.loads(detail or "{}").get("allow")
-        if isinstance(value, list):
-            out.update(str(v) for v in value)
-    return out
 
 
 def ids_in(store: Store, states: Collection[State]) -> tuple[str, ...]:
@@ -145,12 +129,25 @@ def published_not_withdrawn(store: Store) -> list[Job]:
 
 def published_to(store: Store, path: str) -> list[Job]:
     """The PUBLISHED jobs whose article is `path`, withdrawn or not."""
-    rows = store.conn.execute(
-        "SELECT * FROM blog_publication WHERE state = 'PUBLISHED' AND target_path = ?"
-        " AND remote_commit IS NOT NULL ORDER BY created_at, job_id",
-        (path,),
-    )
-    return [Job.from_row(r) for r in rows]
+    return published_to_each(store, [path]).get(path, [])
+
+
+def published_to_each(store: Store, paths: Collection[str]) -> dict[str, list[Job]]:
+    """`published_to` of each of these paths (those with none left out), one statement per
+    500 paths."""
+    found: dict[str, list[Job]] = {}
+    wanted = sorted(set(paths))
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ", ".join("?" * len(part))
+        rows = store.conn.execute(
+            f"SELECT * FROM blog_publication WHERE state = 'PUBLISHED' AND target_path IN ({marks})"
+            " AND remote_commit IS NOT NULL ORDER BY created_at, job_id",
+            part,
+        )
+        for row in rows:
+            found.setdefault(row["target_path"], []).append(Job.from_row(row))
+    return found
 
 
 def states_and_times(store: Store) -> dict[str, tuple[State, str]]:

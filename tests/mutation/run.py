@@ -325,6 +325,13 @@ MUTANTS = (
         (PUBLISH + "test_submit_run_publishes_exactly_one_commit_with_trailers",),
     ),
     Mutant(
+        "a lease checkpoint that trusts the job in hand however old",
+        "gitpub/store/leases.py",
+        "if job.lease_token is not None and _left(job) > seconds / 2:",
+        "if job.lease_token is not None:",
+        (RECOVERY + "test_a_checkpoint_asks_the_store_once_half_the_lease_is_spent[sqlite]",),
+    ),
+    Mutant(
         "a step checkpoint ignored",
         "gitpub/prepare/record.py",
         "if name in self.done and path.is_file():",
@@ -824,7 +831,7 @@ MUTANTS = (
     Mutant(
         "a job committed before a takedown brings the post back at delivery",
         "gitpub/deliver/batch.py",
-        "    why = _taken_down(ctx, job, tip)\n",
+        "    why = _taken_down(ctx, job, tip, published)\n",
         "    why = None\n",
         (
             "tests/deliver/test_takedown.py::"

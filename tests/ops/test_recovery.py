@@ -451,6 +451,39 @@ def test_stolen_lease_stops_the_old_worker_without_side_effects(blog: Blog) -> N
 
 
 @pytest.mark.both_stores
+def test_a_checkpoint_asks_the_store_once_half_the_lease_is_spent(
+    blog: Blog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nobody takes a lease before it runs out and only its holder writes the job, so while
+    the job in hand shows more than half of its lease left a checkpoint sends nothing. Past
+    that it asks the store: a lease still held is renewed; one another worker took once it
+    had run out stops the old holder there, before its next step."""
+    from gitpub.context import open_context
+    from gitpub.core.clock import SKEW
+    from gitpub.store import leases
+    from gitpub.store.jobs import LeaseLost
+
+    job_id = blog.submit("k", article("Leased", "Checked at each step."))
+    with open_context(blog.root) as ctx:
+        mine = leases.claim(ctx.store, job_id, "worker-a", 60)
+        assert mine is not None
+        sent = ctx.store.conn.statements
+        assert leases.checkpoint(ctx.store, mine, 60) == mine
+        assert ctx.store.conn.statements == sent
+
+        monkeypatch.setenv(SKEW, "40")  # two thirds of the lease spent: renewed
+        renewed = leases.checkpoint(ctx.store, mine, 60)
+        assert ctx.store.conn.statements > sent
+        assert renewed.lease_token == mine.lease_token
+        assert renewed.lease_expires_at > mine.lease_expires_at
+
+        monkeypatch.setenv(SKEW, "120")  # worker-a stalls past its lease; worker-b takes it
+        assert leases.claim(ctx.store, job_id, "worker-b", 60) is not None
+        with pytest.raises(LeaseLost):
+            leases.checkpoint(ctx.store, renewed, 60)
+
+
+@pytest.mark.both_stores
 def test_a_scheduled_job_claimed_by_a_dead_worker_is_taken_at_once(blog: Blog) -> None:
     # A worker that claims a due scheduled job and dies before moving it (with several
     # prepares at once, a crash in one thread leaves the others' claims behind) must not
