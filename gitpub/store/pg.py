@@ -75,10 +75,12 @@ DriverRow = Union[PgRow, "tuple[object, ...]"]
 
 
 def _rows(cursor: psycopg.Cursor[object]) -> Callable[[Sequence[object]], DriverRow]:
-    description = cursor.description
-    if description is None:
+    # The names from the result itself: `cursor.description` would make a Column (and look
+    # up its type) for every column of every statement's answer.
+    result = cursor.pgresult
+    if result is None or not result.nfields:
         return tuple
-    index = {column.name: i for i, column in enumerate(description)}
+    index = {(result.fname(i) or b"").decode(): i for i in range(result.nfields)}
     return lambda values: PgRow(index, values)
 
 
