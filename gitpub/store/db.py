@@ -222,6 +222,17 @@ class Store:
             return None
         return conn.execute("SELECT * FROM blog_publication WHERE job_id = ?", (job_id,)).fetchone()
 
+    def changed_each(
+        self,
+        conn: Connection,
+        sql: str,
+        params: Sequence[Sequence[object]],
+        job_ids: Sequence[str],
+    ) -> list[Row | None]:
+        """`changed_row` of one UPDATE run once per job, each with its own parameters; the
+        shared store sends them all in one round trip."""
+        return [self.changed_row(conn, sql, p, j) for p, j in zip(params, job_ids, strict=True)]
+
     def changed_rows(
         self, conn: Connection, sql: str, params: Sequence[object], job_ids: Sequence[str]
     ) -> list[Row]:

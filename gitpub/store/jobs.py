@@ -428,6 +428,33 @@ def _write(
     """The job's row changed (its state to `to` unless None, and `values`) and as it now is,
     provided it is still in job.state and, when job holds a lease, under that lease;
     otherwise LeaseLost."""
+    return _write_all(store, conn, {job.job_id: _Plan(job, to, dict(values))})[job.job_id]
+
+
+def _write_all(store: Store, conn: Connection, plans: Mapping[str, _Plan]) -> dict[str, Row]:
+    """`_write` of every plan; the UPDATEs of one shape (the same columns set, a lease or
+    none) go together (`Store.changed_each`: one round trip on the shared store)."""
+    shapes: dict[str, list[tuple[Job, list[object]]]] = {}
+    for plan in plans.values():
+        sql, args = _update_sql(plan.job, plan.to, plan.values)
+        shapes.setdefault(sql, []).append((plan.job, args))
+    rows: dict[str, Row] = {}
+    for sql, each in shapes.items():
+        ids = [job.job_id for job, _ in each]
+        answers = store.changed_each(conn, sql, [args for _, args in each], ids)
+        for (job, _), row in zip(each, answers, strict=True):
+            if row is None:
+                raise LeaseLost(
+                    f"job {job.job_id}: no longer {job.state} under this worker's lease"
+                )
+            rows[job.job_id] = row
+    return {job_id: rows[job_id] for job_id in plans}
+
+
+def _update_sql(
+    job: Job, to: State | None, values: Mapping[str, object]
+) -> tuple[str, list[object]]:
+    """The UPDATE of `_write` and its parameters."""
     sets, params = _set_clause(values)
     state = to or job.state
     sql = "UPDATE blog_publication SET state = ?, updated_at = ?" + (f", {sets}" if sets else "")
@@ -436,10 +463,7 @@ def _write(
     if job.lease_token is not None:
         sql += " AND lease_token = ?"
         args.append(job.lease_token)
-    row = store.changed_row(conn, sql, args, job.job_id)
-    if row is None:
-        raise LeaseLost(f"job {job.job_id}: no longer {job.state} under this worker's lease")
-    return row
+    return sql, args
 
 
 WAKES = frozenset({State.RECEIVED, State.READY_TO_COMMIT, State.LOCAL_COMMITTED})
@@ -492,7 +516,7 @@ def transition_all(
     if not plans and also is None:
         return {}
     with store.transaction() as conn:
-        rows = {job_id: _write(store, conn, p.job, p.to, p.values) for job_id, p in plans.items()}
+        rows = _write_all(store, conn, plans)
         _append_events(conn, events)
         for job_id in plans:
             store.keep_folder(conn, job_id)

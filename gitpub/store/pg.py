@@ -164,6 +164,21 @@ class PgConnection:
         with self.errors():
             return PgCursor(self.pg.execute(translate(sql), [_param(p) for p in params]), self)
 
+    def returning_each(self, sql: str, seq: Sequence[Sequence[object]]) -> list[Row | None]:
+        """`sql` (which returns rows) run once per parameter set, pipelined: one round trip
+        for all; the first row each run returned, or None."""
+        rows = [[_param(p) for p in ps] for ps in seq]
+        self.statements += len(rows)
+        answers: list[Row | None] = []
+        with self.errors():
+            cursor = self.pg.cursor()
+            cursor.executemany(translate(sql), rows, returning=True)
+            while True:
+                answers.append(cast("Row | None", cursor.fetchone()))
+                if not cursor.nextset():
+                    break
+        return answers
+
     def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> Cursor:
         rows = [[_param(p) for p in ps] for ps in seq]
         self.statements += len(rows)
@@ -220,6 +235,18 @@ class PgStore(Store):
         self._files = mirror.Mirror(self.conn, self.path.parent / "jobs", self.opened_at)
         self._touched: set[str] = set()
         self._listening = False
+
+    def changed_each(
+        self,
+        conn: StoreConnection,
+        sql: str,
+        params: Sequence[Sequence[object]],
+        job_ids: Sequence[str],
+    ) -> list[Row | None]:
+        """One round trip for every job's UPDATE (a delivered batch's transitions)."""
+        if len(params) < 2:
+            return super().changed_each(conn, sql, params, job_ids)
+        return self.conn.returning_each(sql + " RETURNING *", params)
 
     def twin(self) -> PgStore:
         """Another connection to this store, for another thread of this process: the schema
