@@ -78,9 +78,14 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
                 "published", "found on remote before pushing", found[job.job_id]
             )
         elif job.job_id in gone:
-            # Published by that push, then taken down: the takedown look marks it withdrawn.
+            # Published by that push, then taken down: settled withdrawn at once (the takedown
+            # look of this very process may have seen this tip already: it looks again only
+            # once the tip moves).
             results[job.job_id] = Result(
-                "published", "on the remote once, taken down since", gone[job.job_id]
+                "published",
+                "on the remote once, taken down since",
+                gone[job.job_id],
+                detail={"taken_down_at": tip},
             )
     heads = job_commits(ctx, [j for j in held if j.job_id not in results], results)
     pending = [j for j in held if j.job_id in heads and j.job_id not in results]

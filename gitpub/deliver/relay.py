@@ -19,8 +19,9 @@ from gitpub import trust
 from gitpub.context import Context
 from gitpub.core import clock, crash
 from gitpub.core.errors import GitCommandError
+from gitpub.core.ids import Oid
 from gitpub.core.states import State
-from gitpub.deliver import batch, recheck, replay, review
+from gitpub.deliver import batch, recheck, replay, review, withdrawn
 from gitpub.deliver.batch import Result, fetch_repairing
 from gitpub.git import trailers
 from gitpub.git.process import run_git
@@ -130,19 +131,17 @@ def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
         # On its review branch (a probe's push too): now it waits for a person's merge.
         return review.in_review_moves(ctx, job, result)
     if result.kind == "published":
-        return [
-            Move(
-                job,
-                State.PUBLISHED,
-                "published",
-                {"remote_commit": result.remote_commit, "how": result.reason, "probe": probe},
-                {
-                    "remote_commit": result.remote_commit,
-                    "failure_code": None,
-                    "next_retry_at": None,
-                },
-            )
-        ]
+        published = Move(
+            job,
+            State.PUBLISHED,
+            "published",
+            {"remote_commit": result.remote_commit, "how": result.reason, "probe": probe},
+            {"remote_commit": result.remote_commit, "failure_code": None, "next_retry_at": None},
+        )
+        gone_at = result.detail.get("taken_down_at")
+        if gone_at is None:
+            return [published]
+        return [published, withdrawn.withdrawal(job, result.remote_commit, Oid(str(gone_at)))]
     if probe:
         # FAILED stays FAILED: a probe never resets the budget or regenerates anything.
         return [

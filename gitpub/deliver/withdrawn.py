@@ -20,7 +20,7 @@ from gitpub.git.process import git_out
 from gitpub.prepare import manifest
 from gitpub.store import jobs, reads
 from gitpub.store.db import now
-from gitpub.store.jobs import Job, LeaseLost
+from gitpub.store.jobs import Job, LeaseLost, Move
 
 
 def once_on_remote(ctx: Context, local: Oid, tip: Oid) -> list[Oid]:
@@ -86,20 +86,23 @@ def _fetched_tip(ctx: Context) -> Oid | None:
     return ctx.repo.resolve(ctx.tracking_ref)
 
 
+def withdrawal(job: Job, remote_commit: str | None, tip: Oid) -> Move:
+    """The mark of a publication (`remote_commit`) that the branch at `tip` no longer holds:
+    an event, and the time it was noticed."""
+    detail = {"remote_commit": remote_commit, "tip": tip}
+    return Move(job, None, "withdrawn", detail, {"withdrawn_at": now()})
+
+
 def _mark(ctx: Context, job: Job, tip: Oid) -> Job | None:
     """The job marked withdrawn; None when it left PUBLISHED meanwhile (a person's retry).
     Not under the job's lease: the mark is what the remote shows, and the worker that
     published the job may be giving its lease up at this very moment."""
+    unleased = job._replace(lease_token=None)
     try:
-        return jobs.record(
-            ctx.store,
-            job._replace(lease_token=None),
-            "withdrawn",
-            {"remote_commit": job.remote_commit, "tip": tip},
-            withdrawn_at=now(),
-        )
+        marked = jobs.transition_all(ctx.store, [withdrawal(unleased, job.remote_commit, tip)])
     except LeaseLost:
         return None
+    return marked[job.job_id]
 
 
 def _still_published(ctx: Context, job: Job, tip: Oid, held: set[str]) -> bool:

@@ -155,6 +155,29 @@ def test_a_push_never_recorded_then_taken_down_is_not_pushed_again(blog: Blog) -
     assert not _on_the_remote(blog, shown["target_path"])
 
 
+def test_a_push_found_taken_down_at_delivery_is_withdrawn_in_the_same_record(blog: Blog) -> None:
+    """The same job, settled by a process whose takedown look had already seen the tip (it
+    looks again only once the tip moves, and a worker's recovery thread settles such a job
+    while the first pass runs): the delivery that finds it on the remote once, taken down
+    since, marks it withdrawn itself (model seed 22, two nodes of a shared store)."""
+    from gitpub.ops import worker
+
+    job_id = blog.submit("post", article("Post", "Pushed, never recorded, then taken down."))
+    crashed = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_push_before_db"})
+    assert crashed.returncode == 137, crashed.stderr
+    take_down(blog)
+    with open_context(blog.root) as ctx:
+        batch.fetch_repairing(ctx)
+        assert withdrawn.notice(ctx) == []  # nothing PUBLISHED yet; this tip is now seen
+        worker.run_until_idle(ctx)
+        assert withdrawn.notice(ctx) == []  # the tip did not move: no second look
+    shown = blog.job(job_id)
+    assert (shown["job"]["state"], shown["job"]["withdrawn"]) == ("PUBLISHED", True), shown
+    steps = [e["step"] for e in shown["events"]]
+    assert steps[-2:] == ["published", "withdrawn"]
+    assert not _on_the_remote(blog, shown["job"]["target_path"])
+
+
 def test_a_job_committed_before_a_takedown_is_held_back_at_delivery(blog: Blog) -> None:
     """A job prepared while its article did not exist yet (a NEW article at `--target`) is
     committed; another job then publishes that article and a person takes it down. Delivering

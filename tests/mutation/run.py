@@ -829,6 +829,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a push found taken down at delivery is settled PUBLISHED but never withdrawn",
+        "gitpub/deliver/batch.py",
+        '                detail={"taken_down_at": tip},\n',
+        "                detail={},\n",
+        (
+            "tests/deliver/test_takedown.py::"
+            "test_a_push_found_taken_down_at_delivery_is_withdrawn_in_the_same_record",
+        ),
+    ),
+    Mutant(
         "a job committed before a takedown brings the post back at delivery",
         "gitpub/deliver/batch.py",
         "    why = _taken_down(ctx, job, tip, published)\n",
