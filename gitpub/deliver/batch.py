@@ -37,6 +37,7 @@ class Result:
     detail: dict[str, object] = field(default_factory=dict)
     delta: recheck.Delta | None = None
     error: Exception | None = None  # kind "fault": what went wrong with this job alone
+    taken_down_at: Oid | None = None  # "published", by a push the branch at this tip lost
 
 
 Results = dict[str, Result]
@@ -85,7 +86,7 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
                 "published",
                 "on the remote once, taken down since",
                 gone[job.job_id],
-                detail={"taken_down_at": tip},
+                taken_down_at=tip,
             )
     heads = job_commits(ctx, [j for j in held if j.job_id not in results], results)
     pending = [j for j in held if j.job_id in heads and j.job_id not in results]
@@ -253,12 +254,13 @@ def _taken_down(
     ctx: Context, job: Job, tip: Oid, published: Mapping[str, Sequence[Job]]
 ) -> str | None:
     """Why the job must not bring its article back onto `tip` (`rules.takedown`): checked
-    again here, as a job prepared before a person's takedown is delivered after it."""
+    again here, as a job prepared before a person's takedown is delivered after it.
+    `published` holds only articles `tip` lacks (`stack_jobs` reads it once for a batch)."""
     path = job.target_path
-    if not path or ctx.repo.blob_at(tip, path) is not None:
-        return None
+    if not path or path not in published:
+        return None  # at the tip, or never published: nothing to take down
     history = functools.partial(jobs.events, ctx.store, job.job_id)
-    return rules.takedown(ctx.repo, job.job_id, path, published.get(path, ()), tip, history)
+    return rules.takedown(ctx.repo, job.job_id, path, published[path], tip, history)
 
 
 def _conflict_or_clash(ctx: Context, job: Job, tip: Oid, conflict: list[str]) -> Result:

@@ -19,7 +19,6 @@ from gitpub import trust
 from gitpub.context import Context
 from gitpub.core import clock, crash
 from gitpub.core.errors import GitCommandError
-from gitpub.core.ids import Oid
 from gitpub.core.states import State
 from gitpub.deliver import batch, recheck, replay, review, withdrawn
 from gitpub.deliver.batch import Result, fetch_repairing
@@ -138,10 +137,9 @@ def _moves(ctx: Context, job: Job, result: Result, probe: bool) -> list[Move]:
             {"remote_commit": result.remote_commit, "how": result.reason, "probe": probe},
             {"remote_commit": result.remote_commit, "failure_code": None, "next_retry_at": None},
         )
-        gone_at = result.detail.get("taken_down_at")
-        if gone_at is None:
+        if result.taken_down_at is None:
             return [published]
-        return [published, withdrawn.withdrawal(job, result.remote_commit, Oid(str(gone_at)))]
+        return [published, withdrawn.withdrawal(job, result.remote_commit, result.taken_down_at)]
     if probe:
         # FAILED stays FAILED: a probe never resets the budget or regenerates anything.
         return [

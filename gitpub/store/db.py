@@ -67,6 +67,13 @@ class Connection(Protocol):
     def executemany(self, sql: str, seq: Iterable[Sequence[object]], /) -> Cursor: ...
 
 
+def parts(values: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+    """`values` in slices of at most `size`: one `IN (…)` list each, within what both stores
+    take as a statement's parameters."""
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
 def scalar(conn: Connection, sql: str, params: Sequence[object] = ()) -> Any:
     """The first value of the one row `sql` answers (an aggregate, a PRAGMA, a sequence)."""
     row = conn.execute(sql, params).fetchone()

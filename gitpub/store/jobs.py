@@ -17,7 +17,7 @@ from gitpub.core.jsonvalue import JSONObject
 from gitpub.core.states import State, check_transition
 from gitpub.scan.sanitize import sanitize, sanitize_obj
 from gitpub.store import folders
-from gitpub.store.db import Connection, Row, Store, now
+from gitpub.store.db import Connection, Row, Store, now, parts
 
 JobKind = Literal["article", "topic"]
 """A job publishes one article, or the article a topic's session closed into."""
@@ -187,8 +187,7 @@ def get_many(store: Store, job_ids: Sequence[str]) -> dict[str, Job]:
     """The jobs of these ids that exist, by id: one statement per 500 (a round trip each on
     the shared store)."""
     found: dict[str, Job] = {}
-    for start in range(0, len(job_ids), 500):
-        part = job_ids[start : start + 500]
+    for part in parts(job_ids):
         marks = ", ".join("?" * len(part))
         rows = store.conn.execute(
             f"SELECT * FROM blog_publication WHERE job_id IN ({marks})", part

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from gitpub.core.files import write_atomic
 from gitpub.core.ids import sha256_hex
-from gitpub.store.db import Connection
+from gitpub.store.db import Connection, parts
 
 Stat = tuple[int, int, int]  # inode, size, mtime_ns
 
@@ -76,7 +76,7 @@ class Mirror:
         in one query."""
         for job_id in job_ids:
             self._known[job_id] = {}
-        for part in _parts(job_ids):
+        for part in parts(job_ids):
             marks = ", ".join("?" * len(part))
             rows = conn.execute(
                 f"SELECT job_id, name, sha256 FROM blog_job_file WHERE job_id IN ({marks})", part
@@ -181,8 +181,3 @@ class Mirror:
 
 _FILES = 200
 """Files per INSERT (4 parameters each)."""
-
-
-def _parts(job_ids: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
-    for start in range(0, len(job_ids), size):
-        yield job_ids[start : start + size]

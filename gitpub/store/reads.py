@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gitpub.core.ids import Sha256
 from gitpub.core.states import State
-from gitpub.store.db import Connection, Row, SqliteConnection, Store, connect
+from gitpub.store.db import Connection, Row, SqliteConnection, Store, connect, parts
 from gitpub.store.jobs import Job
 
 
@@ -136,9 +136,7 @@ def published_to_each(store: Store, paths: Collection[str]) -> dict[str, list[Jo
     """`published_to` of each of these paths (those with none left out), one statement per
     500 paths."""
     found: dict[str, list[Job]] = {}
-    wanted = sorted(set(paths))
-    for start in range(0, len(wanted), 500):
-        part = wanted[start : start + 500]
+    for part in parts(sorted(set(paths))):
         marks = ", ".join("?" * len(part))
         rows = store.conn.execute(
             f"SELECT * FROM blog_publication WHERE state = 'PUBLISHED' AND target_path IN ({marks})"

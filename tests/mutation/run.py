@@ -831,8 +831,8 @@ MUTANTS = (
     Mutant(
         "a push found taken down at delivery is settled PUBLISHED but never withdrawn",
         "gitpub/deliver/batch.py",
-        '                detail={"taken_down_at": tip},\n',
-        "                detail={},\n",
+        "                taken_down_at=tip,\n",
+        "                taken_down_at=None,\n",
         (
             "tests/deliver/test_takedown.py::"
             "test_a_push_found_taken_down_at_delivery_is_withdrawn_in_the_same_record",
