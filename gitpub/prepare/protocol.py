@@ -115,6 +115,10 @@ def _run_spooled(run: _Run, spool: Path) -> JSONObject:
     landed = None if landing is None else landing.adopt(run.timeout, run.heartbeat, run.beat_every)
     if landed is not None:
         return _adopted(run.name, landed)
+    if run.heartbeat is not None:
+        # A checkpoint before what a model call bills: a worker stopped since its last one
+        # may have lost the job to one that is running this very step (LeaseLost here).
+        run.heartbeat()
     if run.starting is not None:
         run.starting()
     return _wait(run, spool, _start(run, spool))

@@ -332,6 +332,14 @@ MUTANTS = (
         (RECOVERY + "test_a_checkpoint_asks_the_store_once_half_the_lease_is_spent[sqlite]",),
     ),
     Mutant(
+        "an external step started without a checkpoint after its worker stalled",
+        "gitpub/prepare/protocol.py",
+        "        # may have lost the job to one that is running this very step (LeaseLost here).\n"
+        "        run.heartbeat()\n",
+        "        pass\n",
+        ("tests/prepare/test_protocol.py::test_a_step_never_starts_once_its_worker_lost_the_job",),
+    ),
+    Mutant(
         "a step checkpoint ignored",
         "gitpub/prepare/record.py",
         "if name in self.done and path.is_file():",
