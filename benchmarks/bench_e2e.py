@@ -36,9 +36,9 @@ content = ["content/posts"]
 
 POST_RECEIVE = """\
 #!/bin/sh
-# One line per push received, whatever it updated.
-cat >/dev/null
-echo push >> "$(dirname "$0")/../pushes.log"
+# One line per push received: "branch" when it moved a branch, "refs" when it moved only other
+# refs (the landmarks of jobs whose publication is recorded, removed in a push of their own).
+if grep -q ' refs/heads/'; then echo branch; else echo refs; fi >> "$(dirname "$0")/../pushes.log"
 """
 
 
@@ -103,9 +103,9 @@ def articles(count: int, seed: int) -> list[str]:
     return out
 
 
-def pushes(remote: Path) -> int:
+def pushes(remote: Path, kind: str = "branch") -> int:
     log = remote / "pushes.log"
-    return len(log.read_text().splitlines()) if log.exists() else 0
+    return log.read_text().split().count(kind) if log.exists() else 0
 
 
 def remote_job_commits(remote: Path) -> int:
@@ -119,6 +119,7 @@ class Run:
     work: float
     pushes: int
     gits: int  # git processes started while the worker ran
+    other: int = 0  # pushes that moved no branch (landmark removals)
 
     @property
     def total(self) -> float:
@@ -149,7 +150,13 @@ def run_library(base: Path, count: int, seed: int) -> Run:
         states = {jobs.require(ctx.store, j).state for j in ids}
     if states != {State.PUBLISHED} or remote_job_commits(remote) != count:
         raise SystemExit(f"library run did not publish every job: {sorted(map(str, states))}")
-    return Run(submitted - started, done - submitted, pushes(remote), git_starts(base))
+    return Run(
+        submitted - started,
+        done - submitted,
+        pushes(remote),
+        git_starts(base),
+        pushes(remote, "refs"),
+    )
 
 
 def git_starts(base: Path) -> int:
@@ -189,7 +196,13 @@ def run_cli(base: Path, count: int, seed: int) -> Run:
     done = time.perf_counter()
     if remote_job_commits(remote) != count:
         raise SystemExit("CLI run did not publish every job")
-    return Run(submitted - started, done - submitted, pushes(remote), git_starts(base))
+    return Run(
+        submitted - started,
+        done - submitted,
+        pushes(remote),
+        git_starts(base),
+        pushes(remote, "refs"),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{count} passthrough jobs, submit → PUBLISHED, local bare remote\n")
     header = (
         f"{'path':<22} {'runs':>4} {'submit s':>9} {'run s':>8} {'total s':>8}"
-        f" {'jobs/s':>7} {'pushes/job':>10} {'git/job':>8}"
+        f" {'jobs/s':>7} {'pushes/job':>10} {'other/job':>9} {'git/job':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -222,12 +235,14 @@ def main(argv: list[str] | None = None) -> int:
         work = statistics.median(r.work for r in runs)
         total = statistics.median(r.total for r in runs)
         per_job = statistics.median(r.pushes / count for r in runs)
+        other = statistics.median(r.other / count for r in runs)
         gits = statistics.median(r.gits / count for r in runs)
         print(
             f"{label:<22} {len(runs):>4} {submit:>9.2f} {work:>8.2f} {total:>8.2f}"
-            f" {count / total:>7.1f} {per_job:>10.2f} {gits:>8.1f}"
+            f" {count / total:>7.1f} {per_job:>10.2f} {other:>9.2f} {gits:>8.1f}"
         )
     print("\npushes counted by the bare remote's post-receive hook (one line per push);")
+    print("other: pushes that moved no branch (landmarks removed once recorded)")
     print("git/job: git processes the worker started per job (GIT_TRACE2_EVENT start events)")
     return 0
 

@@ -16,9 +16,10 @@ from gitpub.context import Context
 from gitpub.core import crash
 from gitpub.core.errors import GitCommandError, git_cause
 from gitpub.core.ids import Oid
-from gitpub.deliver import confirm, faults, guard, recheck, replay
+from gitpub.deliver import confirm, faults, guard, landmark, recheck, replay
 from gitpub.deliver.commit import load_manifest, point_jobs_refs, target_unchanged
 from gitpub.git import objects, repair
+from gitpub.git.repo import PushResult
 from gitpub.prepare import target as rules
 from gitpub.store import jobs, leases, reads
 from gitpub.store.jobs import Job, Move
@@ -38,6 +39,7 @@ class Result:
     delta: recheck.Delta | None = None
     error: Exception | None = None  # kind "fault": what went wrong with this job alone
     taken_down_at: Oid | None = None  # "published", by a push the branch at this tip lost
+    mark: Oid | None = None  # the job's landmark on the remote, removed once this is recorded
 
 
 Results = dict[str, Result]
@@ -59,35 +61,25 @@ def fetch_repairing(ctx: Context) -> repair.Repaired | None:
     return repaired
 
 
-def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) -> Results:
+def deliver_locked(
+    ctx: Context, held: Sequence[Job], probes: frozenset[str], again: frozenset[str] = frozenset()
+) -> Results:
     """Deliver the leased jobs, in order; a result for every job whose lease still held.
 
     `probes` are jobs whose retry budget is spent (FAILED): they are pushed like the others
-    but never judged again."""
+    but never judged again. `again`: jobs delivered before, whose push may have landed."""
     failed = fetch_result(ctx, held)
     if failed:
         return {j.job_id: failed for j in held}
     results: Results = {}
-    found = confirm.find_published_all(ctx, held)
-    tip = ctx.repo.resolve(ctx.tracking_ref)
-    missing = [j for j in held if not found.get(j.job_id)]
-    gone = confirm.taken_down_since(ctx, missing, tip) if tip is not None else {}
-    for job in held:
-        if found.get(job.job_id):
-            # Already there: a previous push whose answer we never recorded. Never push twice.
-            results[job.job_id] = Result(
-                "published", "found on remote before pushing", found[job.job_id]
-            )
-        elif job.job_id in gone:
-            # Published by that push, then taken down: settled withdrawn at once (the takedown
-            # look of this very process may have seen this tip already: it looks again only
-            # once the tip moves).
-            results[job.job_id] = Result(
-                "published",
-                "on the remote once, taken down since",
-                gone[job.job_id],
-                taken_down_at=tip,
-            )
+    try:
+        known_before(ctx, held, again, results)
+    except GitCommandError as exc:
+        # Whether an earlier push landed is unknown: those jobs are not pushed blind.
+        failed = Result(
+            "retry", f"ls-remote failed: {git_cause(exc.stderr)}", detail={"git": exc.stderr}
+        )
+        results.update({j.job_id: failed for j in held if j.job_id in again})
     heads = job_commits(ctx, [j for j in held if j.job_id not in results], results)
     pending = [j for j in held if j.job_id in heads and j.job_id not in results]
     races = ctx.config.retry.push_races
@@ -98,6 +90,44 @@ def deliver_locked(ctx: Context, held: Sequence[Job], probes: frozenset[str]) ->
     for job in pending:
         results[job.job_id] = Result("retry", f"remote moved during {races} push attempts")
     return results
+
+
+def known_before(
+    ctx: Context, held: Sequence[Job], again: frozenset[str], results: Results
+) -> None:
+    """The result of each job an earlier push already delivered, written into `results`:
+    on the remote branch, or landed there once and taken down since (what the tracking ref's
+    history remembers, or the job's landmark on the remote). Pushing such a job again would
+    publish it twice, or undo a person's takedown."""
+    found = confirm.find_published_all(ctx, held)
+    tip = ctx.repo.resolve(ctx.tracking_ref)
+    missing = [j for j in held if not found.get(j.job_id)]
+    gone = confirm.taken_down_since(ctx, missing, tip) if tip is not None else {}
+    marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])
+    for job in held:
+        mark = marks.get(job.job_id)
+        at = found.get(job.job_id)
+        if at:
+            # A previous push whose answer we never recorded. Never push twice.
+            results[job.job_id] = Result(
+                "published", "found on remote before pushing", at, mark=_mark(mark)
+            )
+        elif job.job_id in gone or mark is not None:
+            # Published by that push, then taken down: settled withdrawn at once (the takedown
+            # look of this very process may have seen this tip already: it looks again only
+            # once the tip moves).
+            landed = gone.get(job.job_id) or (mark.landed if mark else None)
+            results[job.job_id] = Result(
+                "published",
+                "on the remote once, taken down since",
+                landed,
+                taken_down_at=tip,
+                mark=_mark(mark),
+            )
+
+
+def _mark(found: landmark.Landmark | None) -> Oid | None:
+    return found.mark if found is not None else None
 
 
 def job_commits(ctx: Context, held: list[Job], results: Results) -> dict[str, Oid]:
@@ -139,8 +169,13 @@ def _push_round(
     if not stacked:
         return []
     stacked = record_stack(ctx, stacked, heads)
+    marks: dict[str, Oid] = {
+        j.job_id: landmark.make(ctx, j.job_id, heads[j.job_id]) for j in stacked
+    }
     crash.point("after_rebase_before_push")
-    pushed = guard.push(repo, checked, pub.remote, tip, stack, pub.branch)
+    pushed = guard.push(
+        repo, checked, pub.remote, tip, stack, pub.branch, marks=landmark.refs(marks)
+    )
     if pushed.ok:
         crash.point("after_push_before_db")
         _note_all(ctx, stacked, "push", lambda j: {"commit": heads[j.job_id], "race": race})
@@ -149,6 +184,20 @@ def _push_round(
         for job in stacked:
             results[job.job_id] = failure
         return []
+    return _confirm_round(ctx, stacked, pushed, marks if pushed.marked else {}, race, results)
+
+
+def _confirm_round(
+    ctx: Context,
+    stacked: list[Job],
+    pushed: PushResult,
+    marks: Mapping[str, Oid],
+    race: int,
+    results: Results,
+) -> list[Job]:
+    """After a push (accepted, or refused as the remote moved): fetch, and find each stacked
+    job on the remote branch. The jobs left for another round; `marks`: the landmarks the
+    push created, each removed once its job's publication is recorded."""
     failed = fetch_result(ctx, stacked)
     if failed:
         for job in stacked:
@@ -160,7 +209,10 @@ def _push_round(
     for job in stacked:
         if found.get(job.job_id):
             results[job.job_id] = Result(
-                "published", "confirmed by trailers and content", found[job.job_id]
+                "published",
+                "confirmed by trailers and content",
+                found[job.job_id],
+                mark=marks.get(job.job_id),
             )
         elif pushed.ok:
             results[job.job_id] = Result(

@@ -120,18 +120,19 @@ def push(
     branch: str,
     *,
     expect: str | None = None,
+    marks: Mapping[str, str] | None = None,
 ) -> PushResult:
     """Push `head` onto the remote branch at `tip`, provided every commit in between passed
-    the write-set check against exactly the tree it lands on. `expect`: see `Repo.push` (a
-    review branch is replaced, not fast-forwarded: its commit always sits on the published
-    branch's tip)."""
+    the write-set check against exactly the tree it lands on. `expect`, `marks`: see
+    `Repo.push` (a review branch is replaced, not fast-forwarded: its commit always sits on
+    the published branch's tip; marks are the jobs' landmarks)."""
     at = head
     while at != tip:
         parent = checked.passed.get(at)
         if parent is None:
             raise InternalError(f"commit {at} was never checked against its write set")
         at = parent
-    return repo.push(remote, head, branch, expect=expect)
+    return repo.push(remote, head, branch, expect=expect, marks=marks)
 
 
 def withdraw(repo: Repo, remote: str, branch: str, expect: str) -> PushResult:
@@ -139,3 +140,9 @@ def withdraw(repo: Repo, remote: str, branch: str, expect: str) -> PushResult:
     `expect`: a deletion carries no commit, so there is nothing to check against a write set,
     and the compare-and-swap keeps whatever a person pushed there meanwhile."""
     return repo.push(remote, "", branch, expect=expect)
+
+
+def withdraw_refs(repo: Repo, remote: str, expected: Mapping[str, str]) -> bool:
+    """Delete refs gitpub owns on the remote outside the branches (jobs' landmarks), each
+    provided it still holds the value given; whether all went. Deletions carry no commit."""
+    return repo.delete_remote(remote, expected)

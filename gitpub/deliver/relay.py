@@ -20,7 +20,7 @@ from gitpub.context import Context
 from gitpub.core import clock, crash
 from gitpub.core.errors import GitCommandError
 from gitpub.core.states import State
-from gitpub.deliver import batch, recheck, replay, review, withdrawn
+from gitpub.deliver import batch, landmark, recheck, replay, review, withdrawn
 from gitpub.deliver.batch import Result, fetch_repairing
 from gitpub.git import trailers
 from gitpub.git.process import run_git
@@ -52,6 +52,8 @@ class Delivered:
 def deliver_all(ctx: Context, held: Sequence[Job]) -> Delivered:
     """Deliver leased jobs in DELIVERABLE states together, in the order given."""
     probes = frozenset(j.job_id for j in held if j.state is State.FAILED)
+    # Delivered before (interrupted mid-push, waiting to retry, probed): a push may have landed.
+    again = frozenset(j.job_id for j in held if j.state is not State.LOCAL_COMMITTED)
     starting = [j for j in held if j.state in (State.LOCAL_COMMITTED, State.RETRY_WAIT)]
     fresh = jobs.transition_all(
         ctx.store,
@@ -61,7 +63,7 @@ def deliver_all(ctx: Context, held: Sequence[Job]) -> Delivered:
     plain = [j for j in held if not j.review]
     reviewed = [j for j in held if j.review]
     with ctx.locks.hold("delivery"):
-        results = batch.deliver_locked(ctx, plain, probes) if plain else {}
+        results = batch.deliver_locked(ctx, plain, probes, again) if plain else {}
         if reviewed:
             results.update(review.deliver_locked(ctx, reviewed, probes))
     # The locked part recorded events: settle from the rows as they are now.
@@ -84,6 +86,14 @@ def deliver_all(ctx: Context, held: Sequence[Job]) -> Delivered:
     )
     done.update(settled)
     _after(ctx, list(settled.values()))
+    landmark.remove(
+        ctx,
+        {
+            i: r.mark
+            for i, r in results.items()
+            if r.mark and i in settled and settled[i].state is State.PUBLISHED
+        },
+    )
     return Delivered(done, faults)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import subprocess
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +34,7 @@ class PushResult(NamedTuple):
     ok: bool
     rejected_non_ff: bool
     stderr: str
+    marked: bool = False  # the push created its `marks` too, atomically with the branch
 
 
 class Repo:
@@ -273,30 +275,48 @@ class Repo:
         cwd: Path | None = None,
         *,
         expect: str | None = None,
+        marks: Mapping[str, str] | None = None,
     ) -> PushResult:
         """Push `src` to `branch`. With `expect` (a commit id, or "" for "absent") the push
         replaces whatever the branch holds provided it is still `expect`: a compare-and-swap
-        for branches gitpub owns alone (review branches), never for the published one."""
+        for branches gitpub owns alone (review branches), never for the published one.
+
+        `marks` (ref -> object) are created in the same atomic push, each only where the
+        remote has no such ref yet: all land with the branch, or nothing does. A remote that
+        cannot push atomically gets the branch alone (`marked` says which happened)."""
         lease = [] if expect is None else [f"--force-with-lease=refs/heads/{branch}:{expect}"]
-        proc = run_git(
-            ["push", "--porcelain", *lease, remote, f"{src}:refs/heads/{branch}"],
-            cwd or self.root,
-            check=False,
-        )
-        out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
-        rejected = proc.returncode != 0 and (
-            "non-fast-forward" in out or "fetch first" in out or "[rejected]" in out
-        )
-        return PushResult(proc.returncode == 0, rejected, out.strip())
+        spec = f"{src}:refs/heads/{branch}"
+        if marks:
+            # Without --force a ref that exists is never overwritten by an unrelated commit.
+            extra = [f"{oid}:{name}" for name, oid in marks.items()]
+            proc = self._push(["--atomic", *lease, remote, spec, *extra], cwd)
+            if b"does not support --atomic" not in proc.stderr:
+                return _push_result(proc, marked=True)
+        return _push_result(self._push([*lease, remote, spec], cwd))
+
+    def delete_remote(self, remote: str, expected: Mapping[str, str]) -> bool:
+        """Delete these refs on the remote, each only if it still holds its expected value
+        (not atomically: each goes or stays on its own); whether all went."""
+        leases = [f"--force-with-lease={name}:{oid}" for name, oid in expected.items()]
+        return self._push([*leases, remote, *[f":{n}" for n in expected]], None).returncode == 0
+
+    def _push(self, args: list[str], cwd: Path | None) -> subprocess.CompletedProcess[bytes]:
+        return run_git(["push", "--porcelain", *args], cwd or self.root, check=False)
 
     def is_clean(self, cwd: Path | None = None) -> bool:
         return git_out(["status", "--porcelain", "--untracked-files=no"], cwd or self.root) == ""
 
 
+def _push_result(proc: subprocess.CompletedProcess[bytes], marked: bool = False) -> PushResult:
+    out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
+    rejected = proc.returncode != 0 and (
+        "non-fast-forward" in out or "fetch first" in out or "[rejected]" in out
+    )
+    return PushResult(proc.returncode == 0, rejected, out.strip(), marked and proc.returncode == 0)
+
+
 def _unusable(where: Path, exc: Exception) -> str:
     """Why pygit2 cannot open a repository, in one line a person can act on."""
-    import subprocess
-
     proc = subprocess.run(
         ["git", "rev-parse", "--show-object-format"],
         cwd=where if where.is_dir() else where.parent,

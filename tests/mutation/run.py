@@ -38,6 +38,7 @@ WORKFLOWS = "tests/deliver/test_workflows.py::"
 COMPOSE = "tests/deliver/test_compose.py::"
 MODEL = "tests/model/test_promise_model.py::"
 CONCURRENCY = "tests/ops/test_concurrency.py::"
+LANDMARK = "tests/deliver/test_landmark.py::"
 MODEL_FONTS = MODEL + "test_the_promise_holds_on_a_blog_with_fonts"
 STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
 
@@ -379,9 +380,9 @@ MUTANTS = (
         "delivery without the delivery lock",
         "gitpub/deliver/relay.py",
         """    with ctx.locks.hold("delivery"):
-        results = batch.deliver_locked(ctx, plain, probes) if plain else {}""",
+        results = batch.deliver_locked(ctx, plain, probes, again) if plain else {}""",
         """    with contextlib.nullcontext():
-        results = batch.deliver_locked(ctx, plain, probes) if plain else {}""",
+        results = batch.deliver_locked(ctx, plain, probes, again) if plain else {}""",
         (RECOVERY + "test_prepare_is_not_blocked_by_a_held_delivery_lock",),
     ),
     Mutant(
@@ -835,6 +836,41 @@ MUTANTS = (
             "tests/deliver/test_takedown.py::"
             "test_a_push_never_recorded_then_taken_down_is_not_pushed_again",
         ),
+    ),
+    Mutant(
+        "a delivery never asks the remote whether an earlier push landed",
+        "gitpub/deliver/batch.py",
+        "    marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])\n",
+        "    marks: dict[str, landmark.Landmark] = {}\n",
+        (
+            "tests/store/test_shared_store.py::"
+            "test_a_push_a_dead_node_landed_then_a_person_took_down_is_not_pushed_again",
+        ),
+    ),
+    Mutant(
+        "a push lands a job without its landmark",
+        "gitpub/deliver/guard.py",
+        "    return repo.push(remote, head, branch, expect=expect, marks=marks)\n",
+        "    return repo.push(remote, head, branch, expect=expect, marks=None)\n",
+        (
+            LANDMARK + "test_the_push_that_lands_a_job_carries_its_landmark_which_holds_no_article",
+            "tests/store/test_shared_store.py::"
+            "test_a_push_a_dead_node_landed_then_a_person_took_down_is_not_pushed_again",
+        ),
+    ),
+    Mutant(
+        "a recorded publication keeps its landmark on the remote",
+        "gitpub/deliver/relay.py",
+        "    landmark.remove(\n",
+        "    (lambda *_: True)(\n",
+        (LANDMARK + "test_the_push_that_lands_a_job_carries_its_landmark_which_holds_no_article",),
+    ),
+    Mutant(
+        "a remote that cannot push atomically gets nothing",
+        "gitpub/git/repo.py",
+        '            if b"does not support --atomic" not in proc.stderr:\n',
+        "            if True:\n",
+        (LANDMARK + "test_a_remote_that_cannot_push_atomically_gets_the_branch_alone",),
     ),
     Mutant(
         "a push found taken down at delivery is settled PUBLISHED but never withdrawn",

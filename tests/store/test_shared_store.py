@@ -281,3 +281,35 @@ def test_a_worker_leaves_its_committed_jobs_to_the_node_delivering(blog: Blog, s
         assert job["state"] == "PUBLISHED"
         assert blog.commits_with_job(job_id) == 1
         assert blog.remote_file(job["target_path"]).decode() == text
+
+
+def test_a_push_a_dead_node_landed_then_a_person_took_down_is_not_pushed_again(
+    blog: Blog, shared: str
+) -> None:
+    """Node A's push lands and A dies before recording it; a person force-pushes the article
+    away before anyone fetches. Node B, a fresh clone, never saw the commit (its tracking ref
+    has no history of it): only the job's landmark on the remote, created by that same atomic
+    push, says it landed. B records the job published and withdrawn and pushes nothing; the
+    landmark is gone from the remote once recorded (model seed 22, two nodes)."""
+    node_a = blog.clone("node-a")
+    job_id = node_a.submit("post", article("Post", "Pushed by a node that died."))
+    crashed = node_a.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_push_before_db"})
+    assert crashed.returncode == 137, crashed.stderr
+    landmark = f"refs/blog-landed/{job_id}"
+    assert blog.remote_git("for-each-ref", "--format=%(refname)", landmark).split() == [landmark]
+    person = blog.clone("person")
+    person.git("reset", "--quiet", "--hard", "HEAD~1")
+    person.git("push", "--quiet", "--force", "origin", "HEAD:main")
+    shutil.rmtree(node_a.root)
+    before = blog.remote_log()
+
+    node_b = blog.clone("node-b")
+    node_b.ok("run", "--until-idle")
+    shown = node_b.job(job_id)
+    assert (shown["job"]["state"], shown["job"]["withdrawn"]) == ("PUBLISHED", True), shown
+    assert blog.remote_log() == before  # never pushed back
+    assert (
+        shown["job"]["target_path"]
+        not in blog.remote_git("ls-tree", "-r", "--name-only", "main").split()
+    )
+    assert blog.remote_git("for-each-ref", "refs/blog-landed/") == ""

@@ -86,7 +86,8 @@ print(json.dumps({"text": req["source"]}))
 """
 
 PUSH_LOG_HOOK = """#!/bin/sh
-echo "$1 $3" >> "$(dirname "$0")/../pushes.log"
+# Branch updates only: a job's landmark rides in the same push (gitpub.deliver.landmark).
+case "$1" in refs/heads/*) echo "$1 $3" >> "$(dirname "$0")/../pushes.log" ;; esac
 """
 
 

@@ -1,0 +1,111 @@
+"""Landmarks: a ref on the remote that the push landing a job's commit creates in the same
+atomic push (`git push --atomic`), so it exists exactly when that push landed.
+
+The question it answers: did a push of this job ever land, when its commit is nowhere on the
+branch now? A worker that dies between its push and its record, then a person who force-pushes
+the article away before anyone looks, leaves no trace in another node's clone: its tracking
+ref's history never held the commit (`confirm.taken_down_since` sees only what this clone
+fetched). Only the remote knows, and pushing the job again would undo the person's takedown.
+
+A landmark is a commit with the empty tree and no parent, naming the job and the commit that
+landed: it keeps no article reachable after a takedown, and no person's clone fetches it (it is
+not under `refs/heads/`). It is deleted, compare-and-swap, once the store records the job
+PUBLISHED; one a crash left behind is only a name on the remote, and `cleanup` removes it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
+
+import pygit2
+
+from gitpub.context import Context
+from gitpub.core.ids import Oid
+from gitpub.core.states import State
+from gitpub.deliver import guard
+from gitpub.git import trailers
+from gitpub.git.process import git_out, run_git
+from gitpub.store import jobs
+
+PREFIX = "refs/blog-landed/"
+LANDED = "Blog-Landed-Commit"
+"""The trailer of a landmark that names the job commit its push landed."""
+
+
+class Landmark(NamedTuple):
+    mark: Oid  # the landmark commit itself, what the remote ref holds
+    landed: Oid  # the job commit the same push put on the branch
+
+
+def ref(job_id: str) -> str:
+    return PREFIX + job_id
+
+
+def refs(marks: Mapping[str, Oid]) -> dict[str, str]:
+    """Job id -> landmark, as remote ref -> landmark."""
+    return {ref(job_id): mark for job_id, mark in marks.items()}
+
+
+def make(ctx: Context, job_id: str, landed: Oid) -> Oid:
+    """A landmark commit for `job_id` landing `landed`, written to the odb (no ref moves).
+    Never signed: it carries no content, and a signing prompt per job would stall a batch."""
+    pg = ctx.repo.pg
+    empty = pg.TreeBuilder().write()
+    who = pygit2.Signature("gitpub", "gitpub@landmark")
+    message = trailers.format_message(
+        f"gitpub: job {job_id} landed", {trailers.JOB_ID: job_id, LANDED: landed}
+    )
+    return Oid(str(pg.create_commit(None, who, who, message, empty, [])))
+
+
+def look(ctx: Context, job_ids: Iterable[str]) -> dict[str, Landmark]:
+    """The landmarks the remote holds for these jobs (one `ls-remote`, and one fetch of the
+    landmarks found, which are a few hundred bytes each). Raises GitCommandError when the
+    remote cannot be asked: a job whose push may have landed is not pushed blind."""
+    refs = [ref(j) for j in job_ids]
+    if not refs:
+        return {}
+    remote = ctx.config.publish.remote
+    out = git_out(["ls-remote", remote, *refs], ctx.repo.root)
+    marks: dict[str, Oid] = {}
+    for line in out.splitlines():
+        oid, _, name = line.partition("\t")
+        if name in refs:
+            marks[name.removeprefix(PREFIX)] = Oid(oid)
+    if marks:
+        run_git(
+            ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, *marks.values()],
+            ctx.repo.root,
+        )
+    found = {}
+    for job_id, mark in marks.items():
+        named = ctx.repo.trailers(mark)
+        if named.get(trailers.JOB_ID) == job_id and named.get(LANDED):
+            found[job_id] = Landmark(mark, Oid(named[LANDED]))
+    return found
+
+
+def remove(ctx: Context, marks: Mapping[str, Oid]) -> bool:
+    """Delete these jobs' landmarks from the remote, each only if it still holds the mark
+    given; whether git said all went. A failure leaves names `cleanup` removes later: the
+    publication is recorded already, and nothing reads a settled job's landmark."""
+    if not marks:
+        return True
+    return guard.withdraw_refs(ctx.repo, ctx.config.publish.remote, refs(marks))
+
+
+def stale(ctx: Context) -> dict[str, Oid]:
+    """The landmarks on the remote of jobs this store holds as PUBLISHED: what a worker that
+    died between its record and `remove` left. A landmark of any other job stays (another
+    blog on the same remote may still be delivering it)."""
+    remote = ctx.config.publish.remote
+    out = git_out(["ls-remote", remote, PREFIX + "*"], ctx.repo.root)
+    marks = {}
+    for line in out.splitlines():
+        oid, _, name = line.partition("\t")
+        if name.startswith(PREFIX):
+            marks[name.removeprefix(PREFIX)] = Oid(oid)
+    if not marks:
+        return {}
+    settled = jobs.get_many(ctx.store, list(marks))
+    return {i: m for i, m in marks.items() if i in settled and settled[i].state is State.PUBLISHED}
