@@ -30,13 +30,20 @@ class Landing:
     """One step of one job, on the shared store."""
 
     def __init__(
-        self, store: Store, url: str, job_id: str, name: str, allow: Iterable[str]
+        self,
+        store: Store,
+        url: str,
+        job_id: str,
+        name: str,
+        allow: Iterable[str],
+        token: str | None = None,
     ) -> None:
         self.store = store
         self.url = url
         self.job_id = job_id
         self.name = name
         self.allow = sorted(allow)
+        self.token = token  # the lease the run is begun under (`spools.begin` checks it)
 
     def adopt(
         self, timeout: float, heartbeat: Callable[[], None] | None, beat_every: float
@@ -59,8 +66,9 @@ class Landing:
                 last_beat = time.monotonic()
 
     def begin(self, owner: str) -> dict[str, str]:
-        """Record the run; the environment its wrapper needs to land the answer."""
-        started = spools.begin(self.store, self.job_id, self.name, owner)
+        """Record the run, provided the lease is still ours (LeaseLost otherwise); the
+        environment its wrapper needs to land the answer."""
+        started = spools.begin(self.store, self.job_id, self.name, owner, self.token)
         blog = getattr(self.store, "blog", ("", ""))  # the shared store's: where it lands
         spec = {
             "url": self.url,

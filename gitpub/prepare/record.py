@@ -140,7 +140,7 @@ class Recorder:
         url = self.ctx.config.store_url
         if not self.ctx.store.shared or url is None:
             return None
-        return Landing(self.ctx.store, url, self.job.job_id, kind, self.allow)
+        return Landing(self.ctx.store, url, self.job.job_id, kind, self.allow, self.job.lease_token)
 
     def _forget_run(self, kind: str, *, landed: bool = True) -> None:
         shutil.rmtree(self._spool(kind), ignore_errors=True)

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from gitpub.scan.sanitize import sanitize
 from gitpub.store.db import Store, now
+from gitpub.store.jobs import LeaseLost
 
 
 class Run(NamedTuple):
@@ -30,17 +31,24 @@ def get(store: Store, job_id: str, name: str) -> Run | None:
     return Run(row[0], row[1], bytes(row[2]) if row[2] is not None else None)
 
 
-def begin(store: Store, job_id: str, name: str, owner: str) -> str:
+def begin(store: Store, job_id: str, name: str, owner: str, token: str | None) -> str:
     """A run of the step starts now (replacing any earlier one's record); when, which names
-    the run to its lander."""
+    the run to its lander. Written only while `token` is still the job's lease: a worker that
+    lost the job, however short the moment since its last checkpoint, starts nothing (raises
+    LeaseLost), and the job's new holder finds this record and waits for that run's answer
+    instead of paying for the step twice."""
     started = now()
     with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO blog_step_spool (job_id, name, owner, started_at) VALUES (?, ?, ?, ?)"
+        written = conn.execute(
+            "INSERT INTO blog_step_spool (job_id, name, owner, started_at)"
+            " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM blog_publication"
+            " WHERE job_id = ? AND lease_token = ?)"
             " ON CONFLICT (job_id, name) DO UPDATE SET owner = excluded.owner,"
             " started_at = excluded.started_at, status = NULL, answer = NULL",
-            (job_id, name, sanitize(owner), started),
-        )
+            (job_id, name, sanitize(owner), started, job_id, token),
+        ).rowcount
+    if written != 1:
+        raise LeaseLost(f"job {job_id}: lease taken by another worker before its {name} step")
     return started
 
 

@@ -838,6 +838,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a step's run is begun under a lost lease",
+        "gitpub/store/spools.py",
+        '            " WHERE job_id = ? AND lease_token = ?)"\n',
+        '            " WHERE job_id = ? AND (lease_token = ? OR TRUE))"\n',
+        ("tests/store/test_shared_store.py::test_a_step_is_begun_only_under_the_jobs_lease",),
+    ),
+    Mutant(
         "a delivery never asks the remote whether an earlier push landed",
         "gitpub/deliver/batch.py",
         "    marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])\n",

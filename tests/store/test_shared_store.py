@@ -248,8 +248,10 @@ def test_a_late_lander_never_answers_a_newer_run_of_its_step(blog: Blog, shared:
 
     job_id = blog.submit("late", article("Late", "A lander that comes late."))
     with open_context(blog.root) as ctx:
-        first = spools.begin(ctx.store, job_id, "draft", "worker-a")
-        second = spools.begin(ctx.store, job_id, "draft", "worker-b")
+        held = leases.claim(ctx.store, job_id, "worker-a", 60)
+        assert held is not None
+        first = spools.begin(ctx.store, job_id, "draft", "worker-a", held.lease_token)
+        second = spools.begin(ctx.store, job_id, "draft", "worker-a", held.lease_token)
         assert second != first
         spools.land(ctx.store, job_id, "draft", first, "0", b'{"answer": "old"}')
         run = spools.get(ctx.store, job_id, "draft")
@@ -257,6 +259,27 @@ def test_a_late_lander_never_answers_a_newer_run_of_its_step(blog: Blog, shared:
         spools.land(ctx.store, job_id, "draft", second, "0", b'{"answer": "new"}')
         run = spools.get(ctx.store, job_id, "draft")
         assert run is not None and run.landed == b'{"answer": "new"}'
+
+
+def test_a_step_is_begun_only_under_the_jobs_lease(blog: Blog, shared: str) -> None:
+    """A worker whose lease was taken, however short the moment since its last checkpoint,
+    begins no run of a step: its record is written only under the job's current lease, so
+    the new holder finds no run of the old one to wait for and none is started twice."""
+    from gitpub.store import spools
+    from gitpub.store.jobs import LeaseLost
+
+    job_id = blog.submit("fenced", article("Fenced", "A step begun under a lost lease."))
+    with open_context(blog.root) as ctx:
+        old = leases.claim(ctx.store, job_id, "worker-a", -1)  # its lease runs out at once
+        assert old is not None
+        new = leases.claim(ctx.store, job_id, "worker-b", 60)
+        assert new is not None and new.lease_token != old.lease_token
+        with pytest.raises(LeaseLost):
+            spools.begin(ctx.store, job_id, "draft", "worker-a", old.lease_token)
+        assert spools.get(ctx.store, job_id, "draft") is None
+        spools.begin(ctx.store, job_id, "draft", "worker-b", new.lease_token)
+        run = spools.get(ctx.store, job_id, "draft")
+        assert run is not None and run.owner == "worker-b"
 
 
 def test_a_worker_leaves_its_committed_jobs_to_the_node_delivering(blog: Blog, shared: str) -> None:
