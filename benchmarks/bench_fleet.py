@@ -8,8 +8,10 @@ remote once per worker (not timed), then starts every worker together, each
 `git blogpub run --interval 0.1` in its own fresh clone; the embedded store's one worker runs
 in the clone the jobs were submitted in, where its store is. The time runs from the start
 until the last job's PUBLISHED event, as the store recorded it (gitpub's clock, which follows
-the database's); `git blogpub status --json` in the submitting clone, every POLL seconds,
-only says when every job is PUBLISHED, and then the workers are stopped. (Timed at the poll
+the database's); the remote's branch, every POLL seconds, and then `git blogpub status
+--json` in the submitting clone only say when every job is PUBLISHED, and then the workers
+are stopped (status is asked only once the remote holds every job: it is a process that
+imports a database driver and takes a core, a load on the workers it would watch). (Timed at the poll
 that saw it, a run's figure would grow in steps of a poll: its period plus a process that
 imports a database driver, about 0.4 s, a third of a 40-job run.) Each round is checked on
 the remote: every job there by exactly one commit. The configurations take turns within a
@@ -61,7 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from bench_e2e import _git, articles, blogpub_argv, hermetic_env, make_blog, pushes  # noqa: E402
 
 STUCK = ("REVIEW", "CONFLICT", "FAILED")  # a job there waits for a person: the run is void
-POLL = 0.25  # seconds between two `status --json`: each is a process that takes a core
+POLL = 0.25  # seconds between two looks at the remote (and, once it holds every job, status)
 
 # The sleeping draft step: the source back unchanged after BENCH_DRAFT_SECONDS, as a model
 # call spends its time waiting on an API, not on this machine.
@@ -152,6 +154,12 @@ def last_published(blog: Path) -> float:
     return parse_time(str(last))
 
 
+def on_remote(remote: Path) -> int:
+    """Job commits on the remote's branch."""
+    out = _git(remote, "log", "--format=%(trailers:key=Blog-Job-Id,valueonly)", "main")
+    return len(out.split())
+
+
 def published(blog: Path, env: dict[str, str], count: int) -> bool:
     argv, _ = blogpub_argv()
     out = subprocess.run(
@@ -216,7 +224,9 @@ def run_round(
                             start_new_session=True,
                         )
                     )
-            while not published(blog, env, count):
+            # The remote is asked first (one small git process): `status --json` imports a
+            # database driver and takes a core each time, a load on the workers it watches.
+            while not (on_remote(remote) >= count and published(blog, env, count)):
                 for w, proc in enumerate(workers):
                     if proc.poll() is not None:
                         tail = (base / f"worker-{w}.log").read_text().strip()[-400:]

@@ -128,8 +128,7 @@ def _settle_all(
         return {}
 
     def also(conn: Connection) -> None:
-        for job_id, status in settle.items():
-            outbox.settle_publish(conn, job_id, status)
+        outbox.settle_publish_all(conn, settle)
 
     return jobs.transition_all(ctx.store, moves, also=also)
 

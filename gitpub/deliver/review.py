@@ -325,8 +325,7 @@ def _settle(ctx: Context, moves: list[Move]) -> list[Job]:
     }
 
     def also(conn: Connection) -> None:
-        for job_id, status in settle.items():
-            outbox.settle_publish(conn, job_id, status)
+        outbox.settle_publish_all(conn, settle)
 
     try:
         done = jobs.transition_all(ctx.store, moves, also=also)

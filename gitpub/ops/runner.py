@@ -59,10 +59,9 @@ def moves_since(ctx: Context, touched: Iterable[Job], since: str) -> list[str]:
     """One line per state change (and takedown) the store recorded for these jobs since the
     instant `since`, in the order they happened."""
     lines: list[tuple[str, int, str]] = []
-    for job_id in dict.fromkeys(j.job_id for j in touched):
-        for event in jobs.events(ctx.store, job_id):
-            if event["at"] < since:
-                continue
+    recorded = jobs.events_since(ctx.store, list(dict.fromkeys(j.job_id for j in touched)), since)
+    for job_id, history in recorded.items():
+        for event in history:
             line = _event_line(job_id, event)
             if line is not None:
                 lines.append((event["at"], event["seq"], line))

@@ -231,17 +231,35 @@ def events(store: Store, job_id: str) -> list[Event]:
         "WHERE job_id = ? ORDER BY seq",
         (job_id,),
     )
-    return [
-        {
-            "seq": r["seq"],
-            "from_state": r["from_state"],
-            "to_state": r["to_state"],
-            "step": r["step"],
-            "detail": json.loads(r["detail"]),
-            "at": r["at"],
-        }
-        for r in rows
-    ]
+    return [_event(r) for r in rows]
+
+
+def events_since(store: Store, job_ids: Sequence[str], since: str) -> dict[str, list[Event]]:
+    """The events of these jobs recorded at or after the instant `since`, by job, each job's
+    in order: one statement for a batch (`run` tells what a pass did with them)."""
+    out: dict[str, list[Event]] = {job_id: [] for job_id in job_ids}
+    for part in parts(list(job_ids)):
+        marks = ", ".join("?" * len(part))
+        rows = store.conn.execute(
+            "SELECT job_id, seq, from_state, to_state, step, detail, at"
+            f" FROM blog_publication_event WHERE job_id IN ({marks})"
+            " AND at >= ? ORDER BY job_id, seq",
+            (*part, since),
+        )
+        for r in rows:
+            out[r["job_id"]].append(_event(r))
+    return out
+
+
+def _event(r: Row) -> Event:
+    return {
+        "seq": r["seq"],
+        "from_state": r["from_state"],
+        "to_state": r["to_state"],
+        "step": r["step"],
+        "detail": json.loads(r["detail"]),
+        "at": r["at"],
+    }
 
 
 def step_results(store: Store, job_id: str) -> dict[str, JSONObject]:

@@ -71,6 +71,12 @@ class Mirror:
         self._seen: dict[tuple[str, str], Stat] = {}  # (job, name) → stat when last in step
         self._pending: list[tuple[str, str, str, Stat]] = []
 
+    def share(self, other: Mirror) -> None:
+        """Know what `other` (this process's mirror on another connection, another thread's)
+        knows, from now on together: a job claimed on one thread and prepared on another has
+        its stored files' hashes read once, at the claim, not again at its first change."""
+        self._known, self._seen, self.opened_ns = other._known, other._seen, other.opened_ns
+
     def _read_shas(self, conn: Connection, job_ids: Sequence[str]) -> None:
         """Name → sha256 of each of these jobs' files in the store, read now and remembered,
         in one query."""

@@ -12,7 +12,7 @@ from typing import Any, Final, Literal, NamedTuple
 
 from gitpub.core import clock
 from gitpub.scan.sanitize import sanitize
-from gitpub.store.db import Connection, Row, Store, at, now
+from gitpub.store.db import Connection, Row, Store, at, now, parts
 
 NAMESPACE = "5b0c1e9e-3f7a-5d8c-9a61-0e7f6b2d4c11"
 """The uuid5 namespace of external_sync event ids (text: `status` does not import uuid)."""
@@ -43,10 +43,21 @@ ExternalStatus = Literal["pending", "delivered", "superseded", "conflict"]
 
 def settle_publish(conn: Connection, job_id: str, status: PublishStatus) -> None:
     """Mark the job's publish row with its final status (delivered, skipped, conflict, ...)."""
-    conn.execute(
-        "UPDATE blog_publication_outbox SET status = ? WHERE event_id = ?",
-        (status, f"publish:{job_id}"),
-    )
+    settle_publish_all(conn, {job_id: status})
+
+
+def settle_publish_all(conn: Connection, settled: Mapping[str, PublishStatus]) -> None:
+    """`settle_publish` for many jobs: one statement per status (a batch's are mostly one)."""
+    by_status: dict[PublishStatus, list[str]] = {}
+    for job_id, status in settled.items():
+        by_status.setdefault(status, []).append(f"publish:{job_id}")
+    for status, events in by_status.items():
+        for part in parts(events):
+            marks = ", ".join("?" * len(part))
+            conn.execute(
+                f"UPDATE blog_publication_outbox SET status = ? WHERE event_id IN ({marks})",
+                (status, *part),
+            )
 
 
 # ------------------------------------------------------------------ external_sync rows

@@ -254,6 +254,7 @@ class PgStore(Store):
         two statements, not a registry lock and a migration check each)."""
         twin = PgStore(self.conn._dsn, self.state_dir, self.blog, migrated=self.schema)
         twin.lock_seconds, twin.clone = self.lock_seconds, self.clone
+        twin._files.share(self._files)
         return twin
 
     @property
