@@ -11,11 +11,11 @@ until the last job's PUBLISHED event, as the store recorded it (gitpub's clock, 
 the database's); the remote's branch, every POLL seconds, and then `git blogpub status
 --json` in the submitting clone only say when every job is PUBLISHED, and then the workers
 are stopped (status is asked only once the remote holds every job: it is a process that
-imports a database driver and takes a core, a load on the workers it would watch). (Timed at the poll
-that saw it, a run's figure would grow in steps of a poll: its period plus a process that
-imports a database driver, about 0.4 s, a third of a 40-job run.) Each round is checked on
-the remote: every job there by exactly one commit. The configurations take turns within a
-round, in a rotating order, so the machine's drift falls on all of them.
+imports a database driver and takes a core, a load on the workers it would watch). (Timed
+at the poll that saw it, a run's figure would grow in steps of a poll: its period plus a
+process that imports a database driver, about 0.4 s, a third of a 40-job run.) Each round
+is checked on the remote: every job there by exactly one commit. The configurations take
+turns within a round, in a rotating order, so the machine's drift falls on all of them.
 
 Medians over the rounds per configuration, and jobs/s as a ratio to the SQLite node. Pushes
 are the ones the remote accepted; "bounced" counts jobs a rejected push sent back to be

@@ -169,9 +169,8 @@ def _push_round(
     if not stacked:
         return []
     stacked = record_stack(ctx, stacked, heads)
-    marks: dict[str, Oid] = {
-        j.job_id: landmark.make(ctx, j.job_id, heads[j.job_id]) for j in stacked
-    }
+    mark = landmark.make(ctx, {j.job_id: heads[j.job_id] for j in stacked})
+    marks: dict[str, Oid] = dict.fromkeys((j.job_id for j in stacked), mark)
     crash.point("after_rebase_before_push")
     pushed = guard.push(
         repo, checked, pub.remote, tip, stack, pub.branch, marks=landmark.refs(marks)

@@ -150,18 +150,10 @@ def make_commits(ctx: Context, batch: Sequence[Job]) -> Made:
     todo = [j for j in batch if j.job_id in files]
     _fetch_missing_bases(ctx, todo)
     oids: dict[str, Oid] = {}
-    for _ in range(REWRITES):
+    for rewrite in range(REWRITES):
         if not todo:
             return Made(oids, damaged)
-        heads: dict[str, Oid] = {}
-        for job in todo:
-            crash.point("before_local_commit")
-            assert job.base_commit
-            base_tree = str(repo.commit(job.base_commit).tree_id)
-            tree = objects.tree_with(repo, base_tree, files[job.job_id])
-            heads[job.job_id] = objects.create_commit(
-                ctx.config, repo, tree, [job.base_commit], commit_message(ctx, job)
-            )
+        heads = _write_commits(ctx, todo, files, chain=rewrite == 0)
         crash.point("after_commit_object_before_ref")
         with ctx.locks.hold("repo"):
             point_jobs_refs(ctx, heads, "commit")
@@ -177,6 +169,42 @@ def make_commits(ctx: Context, batch: Sequence[Job]) -> Made:
         f"job {todo[0].job_id}: the objects of the job commit keep disappearing "
         "(a `git gc --prune=now` running in a loop?)",
     )
+
+
+def _write_commits(
+    ctx: Context, todo: Sequence[Job], files: Mapping[str, Mapping[str, bytes]], chain: bool
+) -> dict[str, Oid]:
+    """Each job's commit of its files. With `chain`, a job prepared on the same base as the
+    one before it, writing none of the paths the chain wrote, is made on that job's commit:
+    the round's jobs are then already the line of commits delivery stacks on the remote tip,
+    and while the tip is their base nothing is replayed (each diff to its parent is still the
+    job's files alone). Font outputs are shared by every job, so with fonts each job stands
+    on its base; a rewrite after pruned objects does too."""
+    repo = ctx.repo
+    heads: dict[str, Oid] = {}
+    parent: tuple[str, str] | None = None  # the chain so far: its base, its last commit
+    written: set[str] = set()
+    for job in todo:
+        crash.point("before_local_commit")
+        assert job.base_commit
+        mine = files[job.job_id]
+        linked = (
+            chain
+            and ctx.config.fonts is None
+            and parent is not None
+            and parent[0] == job.base_commit
+            and written.isdisjoint(mine)
+        )
+        on = parent[1] if linked and parent is not None else job.base_commit
+        if not linked:
+            written = set()
+        tree = objects.tree_with(repo, str(repo.commit(on).tree_id), mine)
+        heads[job.job_id] = objects.create_commit(
+            ctx.config, repo, tree, [on], commit_message(ctx, job)
+        )
+        parent = (job.base_commit, heads[job.job_id])
+        written.update(mine)
+    return heads
 
 
 def _files(ctx: Context, job: Job) -> dict[str, bytes]:

@@ -7,10 +7,11 @@ the article away before anyone looks, leaves no trace in another node's clone: i
 ref's history never held the commit (`confirm.taken_down_since` sees only what this clone
 fetched). Only the remote knows, and pushing the job again would undo the person's takedown.
 
-A landmark is a commit with the empty tree and no parent, naming the job and the commit that
-landed: it keeps no article reachable after a takedown, and no person's clone fetches it (it is
-not under `refs/heads/`). It is deleted, compare-and-swap, once the store records the job
-PUBLISHED; one a crash left behind is only a name on the remote, and `cleanup` removes it."""
+A landmark is a commit with the empty tree and no parent, naming each job of its push and the
+commit that landed for it (one per push; every job's ref points at it): it keeps no article
+reachable after a takedown, and no person's clone fetches it (it is not under `refs/heads/`).
+A job's ref is deleted, compare-and-swap, once the store records the job PUBLISHED; one a
+crash left behind is only a name on the remote, and `gc` removes it."""
 
 from __future__ import annotations
 
@@ -23,13 +24,11 @@ from gitpub.context import Context
 from gitpub.core.ids import Oid
 from gitpub.core.states import State
 from gitpub.deliver import guard
-from gitpub.git import trailers
 from gitpub.git.process import git_out, run_git
 from gitpub.store import jobs
 
 PREFIX = "refs/blog-landed/"
-LANDED = "Blog-Landed-Commit"
-"""The trailer of a landmark that names the job commit its push landed."""
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 class Landmark(NamedTuple):
@@ -46,16 +45,35 @@ def refs(marks: Mapping[str, Oid]) -> dict[str, str]:
     return {ref(job_id): mark for job_id, mark in marks.items()}
 
 
-def make(ctx: Context, job_id: str, landed: Oid) -> Oid:
-    """A landmark commit for `job_id` landing `landed`, written to the odb (no ref moves).
-    Never signed: it carries no content, and a signing prompt per job would stall a batch."""
+def make(ctx: Context, landed: Mapping[str, Oid]) -> Oid:
+    """One landmark commit for a push, naming each job it lands and that job's commit, one
+    line each; written to the odb (no ref moves). Every job's ref points at it. Never signed:
+    it carries no content, and a signing prompt per push would stall the batch."""
     pg = ctx.repo.pg
-    empty = pg.TreeBuilder().write()
     who = pygit2.Signature("gitpub", "gitpub@landmark")
-    message = trailers.format_message(
-        f"gitpub: job {job_id} landed", {trailers.JOB_ID: job_id, LANDED: landed}
-    )
-    return Oid(str(pg.create_commit(None, who, who, message, empty, [])))
+    lines = "".join(f"{job_id} {commit}\n" for job_id, commit in landed.items())
+    message = f"gitpub: {len(landed)} job(s) landed\n\n{lines}"
+    return Oid(str(pg.create_commit(None, who, who, message, _empty_tree(pg), [])))
+
+
+def _empty_tree(pg: pygit2.Repository) -> pygit2.Oid:
+    oid = pygit2.Oid(hex=EMPTY_TREE)
+    if oid not in pg:
+        return pg.TreeBuilder().write()
+    return oid
+
+
+def _named(ctx: Context, mark: Oid, job_id: str) -> Oid | None:
+    """The commit landmark `mark` says the push landed for `job_id`, if it names the job."""
+    try:
+        message = ctx.repo.commit(mark).message
+    except (KeyError, ValueError):
+        return None
+    for line in message.splitlines()[2:]:
+        named, _, commit = line.partition(" ")
+        if named == job_id and commit:
+            return Oid(commit)
+    return None
 
 
 def look(ctx: Context, job_ids: Iterable[str]) -> dict[str, Landmark]:
@@ -79,9 +97,9 @@ def look(ctx: Context, job_ids: Iterable[str]) -> dict[str, Landmark]:
         )
     found = {}
     for job_id, mark in marks.items():
-        named = ctx.repo.trailers(mark)
-        if named.get(trailers.JOB_ID) == job_id and named.get(LANDED):
-            found[job_id] = Landmark(mark, Oid(named[LANDED]))
+        landed = _named(ctx, mark, job_id)
+        if landed is not None:
+            found[job_id] = Landmark(mark, landed)
     return found
 
 

@@ -89,10 +89,25 @@ def worktree_for_person(ctx: Context, job: Job) -> None:
     head = trailers.find_local(ctx.repo, job.job_id, job.artifact_sha256)
     if head is None:
         return
+    head = _on_its_base(ctx, job, head)
     with ctx.locks.hold("repo"):
         point_job_refs(ctx, job.job_id, head, "conflict")
     path = ensure_worktree(ctx, job, head)
     worktrees.reset(path, head)
+
+
+def _on_its_base(ctx: Context, job: Job, head: Oid) -> Oid:
+    """The job commit standing on the job's own base: a commit made on the one before it in
+    its round (`commit._write_commits`) is replayed there, so the person sees the remote as
+    the job found it plus the job's files, not another job's article too."""
+    base = job.base_commit
+    if base is None or ctx.config.fonts is not None or objects.based_on(ctx.repo, head, base):
+        return head
+    try:
+        mine, conflicted = objects.cherry_pick(ctx.config, ctx.repo, head, base)
+    except (KeyError, pygit2.GitError):
+        return head  # a blob this clone lacks: the person's rebase still works from here
+    return mine if mine is not None and not conflicted else head
 
 
 def _worktree_at(ctx: Context, job: Job, head: Oid) -> Path:

@@ -84,6 +84,27 @@ def test_a_batch_of_twenty_with_one_conflict_publishes_nineteen_in_one_push(
     assert len(pushes(blog)) == pushes_before + 1
     new = [c for c in blog.remote_log() if c not in remote_before]
     assert len(new) == 19
+    # The job branch the person resolves on holds the remote as job 7 found it plus its own
+    # article: not the articles committed before it in its round.
+    branch = f"blogpub/job/{ids[7]}"
+    assert blog.git("rev-parse", f"{branch}~1") == conflicted["base_commit"]
+    files = set(blog.git("ls-tree", "-r", "--name-only", branch).split())
+    assert files.isdisjoint(blog.job(j)["job"]["target_path"] for j in published)
+
+
+def test_a_round_on_an_unmoved_tip_is_pushed_as_committed(blog: Blog) -> None:
+    """Jobs committed together on the tip they were prepared on are already the line of
+    commits the push carries: delivery replays none of them (no new commit, no new ref)."""
+    ids = [blog.submit(f"line-{i}", article(f"Line {i}", distinct(i))) for i in range(4)]
+    commit_locally(blog)
+    committed = [blog.job(j)["job"]["local_commit"] for j in ids]
+    blog.ok("run", "--until-idle")
+    for job_id, commit in zip(ids, committed, strict=True):
+        shown = blog.job(job_id)
+        assert shown["job"]["state"] == "PUBLISHED"
+        assert shown["job"]["remote_commit"] == commit
+        assert "rebase" not in [e["step"] for e in shown["events"]]
+    assert blog.remote_log()[: len(ids)] == committed[::-1]
 
 
 @pytest.mark.parametrize("point", BATCH_POINTS)

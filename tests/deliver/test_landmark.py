@@ -48,7 +48,7 @@ def test_the_push_that_lands_a_job_carries_its_landmark_which_holds_no_article(
     body = blog.remote_git("cat-file", "-p", created[0])
     assert body.splitlines()[0] == f"tree {EMPTY_TREE}" and "\nparent " not in body
     landed = blog.remote_git("rev-parse", "main")
-    assert f"Blog-Landed-Commit: {landed}" in body
+    assert f"{job_id} {landed}" in body.splitlines()
     assert _landmarks(blog) == []
 
 

@@ -845,6 +845,24 @@ MUTANTS = (
         ("tests/store/test_shared_store.py::test_a_step_is_begun_only_under_the_jobs_lease",),
     ),
     Mutant(
+        "a round's jobs are each committed on their base, then replayed one by one",
+        "gitpub/deliver/commit.py",
+        "        linked = (\n            chain\n",
+        "        linked = (\n            False\n",
+        ("tests/deliver/test_batch.py::test_a_round_on_an_unmoved_tip_is_pushed_as_committed",),
+    ),
+    Mutant(
+        "a conflicted job's branch carries the articles committed before it in its round",
+        "gitpub/deliver/replay.py",
+        "    if base is None or ctx.config.fonts is not None"
+        " or objects.based_on(ctx.repo, head, base):\n",
+        "    if True:\n",
+        (
+            "tests/deliver/test_batch.py::"
+            "test_a_batch_of_twenty_with_one_conflict_publishes_nineteen_in_one_push",
+        ),
+    ),
+    Mutant(
         "a delivery never asks the remote whether an earlier push landed",
         "gitpub/deliver/batch.py",
         "    marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])\n",
