@@ -136,7 +136,10 @@ def open_shared(repo: Repo, cfg: Config) -> PgStore:
             f"{repo.root}: a shared store names the blog by its remote's URL, and remote "
             f"{cfg.publish.remote!r} has none"
         )
-    store = PgStore(cfg.store_url, repo.state_dir, blog_of(url, cfg.publish.branch))
+    from gitpub.git.remoteurl import anchored
+
+    blog = blog_of(anchored(url, str(repo.root)), cfg.publish.branch)
+    store = PgStore(cfg.store_url, repo.state_dir, blog)
     store.lock_seconds = min(cfg.retry.lease_seconds, 60.0)
     store.clone = _clone_id(repo.state_dir)
     return store

@@ -32,6 +32,18 @@ def normalize(url: str) -> str:
     return _trimmed(posixpath.normpath(url)) if url else url
 
 
+def anchored(url: str, root: str) -> str:
+    """The URL as the repository at `root` reaches it: a relative local path (`../blog.git`)
+    is relative to that working tree, where git runs, so two blogs that both spell their
+    remote `../blog.git` name two repositories. Any other URL is returned as it is."""
+    stripped = url.strip()
+    if not stripped or _SCHEME.match(stripped) or posixpath.isabs(stripped):
+        return url
+    if _SCP.match(stripped) and not _windows_drive(stripped):
+        return url
+    return posixpath.normpath(posixpath.join(root, stripped))
+
+
 def _with_scheme(scheme: str, rest: str) -> str:
     scheme = "ssh" if scheme in _SSH_ALIASES else scheme
     authority, slash, path = rest.partition("/")

@@ -863,6 +863,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "two blogs whose remotes are spelled relative share one schema",
+        "gitpub/context.py",
+        "    blog = blog_of(anchored(url, str(repo.root)), cfg.publish.branch)\n",
+        "    blog = blog_of(url, cfg.publish.branch)\n",
+        (
+            "tests/store/test_shared_store.py::"
+            "test_two_blogs_whose_remotes_are_both_spelled_relative_are_two_blogs",
+        ),
+    ),
+    Mutant(
         "a delivery never asks the remote whether an earlier push landed",
         "gitpub/deliver/batch.py",
         "    marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])\n",

@@ -336,3 +336,24 @@ def test_a_push_a_dead_node_landed_then_a_person_took_down_is_not_pushed_again(
         not in blog.remote_git("ls-tree", "-r", "--name-only", "main").split()
     )
     assert blog.remote_git("for-each-ref", "refs/blog-landed/") == ""
+
+
+def test_two_blogs_whose_remotes_are_both_spelled_relative_are_two_blogs(
+    tmp_path: Path, shared: str
+) -> None:
+    """Each clone names its remote `../remote.git`, beside itself: two repositories, so two
+    blogs of the store — neither sees, claims or publishes the other's jobs."""
+    blogs = []
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        blog = make_blog(tmp_path / name)
+        blog.git("remote", "set-url", "origin", "../remote.git")
+        blogs.append(blog)
+    mine = blogs[0].submit("mine", article("Mine", "Only the first blog's."))
+    listed = blogs[1].ok("status", "--json", "--all").stdout
+    assert mine not in listed
+    blogs[1].ok("run", "--until-idle")
+    assert blogs[0].job(mine)["job"]["state"] == "RECEIVED"
+    blogs[0].ok("run", "--until-idle")
+    assert blogs[0].job(mine)["job"]["state"] == "PUBLISHED"
+    assert blogs[0].commits_with_job(mine) == 1 and blogs[1].commits_with_job(mine) == 0

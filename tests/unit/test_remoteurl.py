@@ -91,3 +91,20 @@ def test_the_old_name_is_the_spelling_without_credentials() -> None:
     blog = blog_of("https://bot:t0ken-Xy7@example.com/blog.git/", "main")
     assert blog.legacy == "https://example.com/blog.git#main"
     assert "t0ken" not in blog.remote + blog.identity
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("../blog.git", "/home/one/blog.git"),
+        ("./mirror/blog.git", "/home/one/clone/mirror/blog.git"),
+        ("/srv/blog.git", "/srv/blog.git"),
+        ("https://example.com/blog.git", "https://example.com/blog.git"),
+        ("git@example.com:blog.git", "git@example.com:blog.git"),
+        ("file:///srv/blog.git", "file:///srv/blog.git"),
+    ],
+)
+def test_a_relative_local_remote_is_the_one_beside_its_clone(url: str, expected: str) -> None:
+    from gitpub.git.remoteurl import anchored
+
+    assert anchored(url, "/home/one/clone") == expected
