@@ -432,7 +432,7 @@ def _update(
         row = _write(store, conn, job, to, values)
         append_event(conn, job.job_id, job.state if to else None, to, step, detail)
         store.keep_folder(conn, job.job_id)
-        if to in WAKES:
+        if to in WAKES and row["lease_token"] is None:
             store.announce(conn)
         if also is not None:
             also(conn)
@@ -486,7 +486,10 @@ def _update_sql(
 WAKES = frozenset({State.RECEIVED, State.READY_TO_COMMIT, State.LOCAL_COMMITTED})
 """States a job enters with work another worker may take at once: received (a scheduled
 job come due, an operator's retry), ready to commit and deliver. A change into one of them
-wakes the waiting workers (`Store.announce`); a submission does too (`insert`)."""
+with no lease held (an operator's), and a lease given up on a job in one of them
+(`leases.release_many`), wake the waiting workers (`Store.announce`); a submission does too
+(`insert`). A holder's own change does not: no other worker can take that job, and every
+one it woke would make a pass for nothing."""
 
 NO_VALUES = cast(JobUpdate, MappingProxyType({}))  # shared: never mutated
 """A Move's field changes when it has none: shared by every Move, so read-only."""
@@ -537,7 +540,7 @@ def transition_all(
         _append_events(conn, events)
         for job_id in plans:
             store.keep_folder(conn, job_id)
-        if any(p.to in WAKES for p in plans.values()):
+        if any(p.to in WAKES and rows[i]["lease_token"] is None for i, p in plans.items()):
             store.announce(conn)
         if also is not None:
             also(conn)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from gitpub.scan.sanitize import sanitize
 from gitpub.store.db import Connection, Store, at, now, parse_time
-from gitpub.store.jobs import Job, LeaseLost, get, note
+from gitpub.store.jobs import WAKES, Job, LeaseLost, get, note
 
 
 def lease_holder_dead(owner: str | None) -> bool:
@@ -137,6 +137,8 @@ def release_many(store: Store, held: Sequence[Job]) -> None:
             f" lease_expires_at = NULL WHERE job_id IN ({marks}) AND lease_token IN ({marks})",
             [*(j.job_id for j in held), *(j.lease_token for j in held)],
         )
+        if any(j.state in WAKES for j in held):
+            store.announce(conn)  # free to take now: a waiting worker need not wait its interval
 
 
 def renew(store: Store, job: Job, seconds: float) -> Job:

@@ -873,6 +873,24 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a holder's own step wakes every waiting worker",
+        "gitpub/store/jobs.py",
+        '        if to in WAKES and row["lease_token"] is None:\n',
+        "        if to in WAKES:\n",
+        (
+            "tests/store/test_wake.py::test_a_holders_own_step_wakes_nobody_and_a_lease_given_up_does",
+        ),
+    ),
+    Mutant(
+        "a lease given up on a ready job wakes nobody",
+        "gitpub/store/leases.py",
+        "        if any(j.state in WAKES for j in held):\n",
+        "        if False:\n",
+        (
+            "tests/store/test_wake.py::test_a_holders_own_step_wakes_nobody_and_a_lease_given_up_does",
+        ),
+    ),
+    Mutant(
         "a delivery never asks the remote whether an earlier push landed",
         "gitpub/deliver/batch.py",
         "    marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])\n",

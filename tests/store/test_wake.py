@@ -93,3 +93,22 @@ def _listening(pg_url: str) -> bool:
             ("LISTEN %",),
         ).fetchone()
     return bool(row and row[0])
+
+
+def test_a_holders_own_step_wakes_nobody_and_a_lease_given_up_does(blog: Blog, shared: str) -> None:
+    """A job its worker holds cannot be taken by another, so the holder moving it on (ready
+    to commit, committed) wakes no waiting worker: each would make a pass for nothing. Once
+    the holder gives the lease up on a job that is ready, the waiting workers are woken."""
+    from gitpub.core.states import State
+    from gitpub.store import jobs, leases
+
+    job_id = _submit(blog, "held")
+    with open_context(blog.root) as holder, open_context(blog.root) as waiter:
+        waiter.store.wait(0.05)  # it listens from its first wait on
+        job = leases.claim(holder.store, job_id, "holder", 60)
+        assert job is not None
+        for to in (State.PREPARING, State.READY_TO_COMMIT):
+            job = jobs.transition(holder.store, job, to, "test:step")
+        assert waiter.store.wait(0.5) is False
+        leases.release_many(holder.store, [job])
+        assert waiter.store.wait(LONG) is True
