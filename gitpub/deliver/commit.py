@@ -99,8 +99,7 @@ def commit_all(ctx: Context, batch: Sequence[Job]) -> Committed:
     ]
 
     def enqueue(conn: Connection) -> None:
-        for move in moves:
-            outbox.enqueue_publish(conn, move.job.job_id)
+        outbox.enqueue_publish_all(conn, [move.job.job_id for move in moves])
 
     done = jobs.transition_all(ctx.store, moves, also=enqueue)
     crash.point("after_local_committed")

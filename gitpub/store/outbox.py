@@ -7,7 +7,7 @@ deterministic id, so re-registering the same change is a no-op."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, NamedTuple
 
 from gitpub.core import clock
@@ -23,13 +23,26 @@ def canonical_payload(payload: Mapping[str, object]) -> str:
 
 
 def enqueue_publish(conn: Connection, job_id: str) -> None:
+    enqueue_publish_all(conn, [job_id])
+
+
+def enqueue_publish_all(conn: Connection, job_ids: Sequence[str]) -> None:
+    """A pending `blog_publish` row for each job (kept where one exists), in one statement
+    per hundred jobs: a committed round's."""
     stamp = now()
-    conn.execute(
-        "INSERT OR IGNORE INTO blog_publication_outbox"
-        " (event_id, kind, job_id, payload, status, next_attempt_at, created_at)"
-        " VALUES (?, 'blog_publish', ?, ?, 'pending', ?, ?)",
-        (f"publish:{job_id}", job_id, canonical_payload({"job_id": job_id}), stamp, stamp),
-    )
+    for start in range(0, len(job_ids), 100):
+        part = job_ids[start : start + 100]
+        rows_marks = ", ".join(["(?, 'blog_publish', ?, ?, 'pending', ?, ?)"] * len(part))
+        values: list[object] = []
+        for job_id in part:
+            payload = canonical_payload({"job_id": job_id})
+            values += [f"publish:{job_id}", job_id, payload, stamp, stamp]
+        conn.execute(
+            "INSERT OR IGNORE INTO blog_publication_outbox"
+            " (event_id, kind, job_id, payload, status, next_attempt_at, created_at)"
+            f" VALUES {rows_marks}",
+            values,
+        )
 
 
 PublishStatus = Literal[
