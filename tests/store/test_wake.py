@@ -18,6 +18,7 @@ from testing.fixtures import Blog, article, wait_for
 
 from gitpub import intake
 from gitpub.context import open_context
+from gitpub.store.blogs import blog_identity, schema_name
 
 LONG = 30.0  # a wait this long would fail every test below: only a notification ends it
 
@@ -71,7 +72,8 @@ def test_a_long_running_worker_publishes_a_submission_without_waiting_its_interv
     try:
         # Its first pass found nothing; it waits now (its LISTEN is at the wait's start, so
         # give it until the store shows it idle: the submission must end a wait, not a pass).
-        wait_for(lambda: _listening(shared), "the worker to wait for work")
+        channel = schema_name(blog_identity(str(blog.remote), "main"))
+        wait_for(lambda: _listening(shared, channel), "the worker to wait for work")
         job_id = _submit(blog, "woken")
         wait_for(
             lambda: blog.job(job_id)["job"]["state"] == "PUBLISHED",
@@ -84,13 +86,14 @@ def test_a_long_running_worker_publishes_a_submission_without_waiting_its_interv
     assert blog.commits_with_job(job_id) == 1
 
 
-def _listening(pg_url: str) -> bool:
-    """Whether a session of the store waits, its LISTEN the last it sent (the worker's, the
-    only one here)."""
+def _listening(pg_url: str, channel: str) -> bool:
+    """Whether a session waits on this blog's channel, its LISTEN the last it sent (the
+    worker's, the only one here: other tests on the same server listen on their own blogs'
+    channels, and may be running at this moment)."""
     with psycopg.connect(pg_url) as conn:
         row = conn.execute(
-            "SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'idle' AND query LIKE %s",
-            ("LISTEN %",),
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'idle' AND query = %s",
+            (f"LISTEN {channel}",),
         ).fetchone()
     return bool(row and row[0])
 
