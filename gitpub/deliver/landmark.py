@@ -91,8 +91,10 @@ def look(ctx: Context, job_ids: Iterable[str]) -> dict[str, Landmark]:
         if name in refs:
             marks[name.removeprefix(PREFIX)] = Oid(oid)
     if marks:
+        # By name, not by id: every server lets a client fetch a ref it advertises.
         run_git(
-            ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, *marks.values()],
+            ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote]
+            + [ref(job_id) for job_id in marks],
             ctx.repo.root,
         )
     found = {}
