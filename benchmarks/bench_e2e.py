@@ -150,13 +150,12 @@ def run_library(base: Path, count: int, seed: int) -> Run:
         states = {jobs.require(ctx.store, j).state for j in ids}
     if states != {State.PUBLISHED} or remote_job_commits(remote) != count:
         raise SystemExit(f"library run did not publish every job: {sorted(map(str, states))}")
-    return Run(
-        submitted - started,
-        done - submitted,
-        pushes(remote),
-        git_starts(base),
-        pushes(remote, "refs"),
-    )
+    return counted(base, remote, submitted - started, done - submitted)
+
+
+def counted(base: Path, remote: Path, submit: float, work: float) -> Run:
+    """A run's times with what the remote and git's trace counted."""
+    return Run(submit, work, pushes(remote), git_starts(base), pushes(remote, "refs"))
 
 
 def git_starts(base: Path) -> int:
@@ -196,13 +195,7 @@ def run_cli(base: Path, count: int, seed: int) -> Run:
     done = time.perf_counter()
     if remote_job_commits(remote) != count:
         raise SystemExit("CLI run did not publish every job")
-    return Run(
-        submitted - started,
-        done - submitted,
-        pushes(remote),
-        git_starts(base),
-        pushes(remote, "refs"),
-    )
+    return counted(base, remote, submitted - started, done - submitted)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -73,13 +73,15 @@ def deliver_locked(
         return {j.job_id: failed for j in held}
     results: Results = {}
     try:
-        known_before(ctx, held, again, results)
+        marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])
     except GitCommandError as exc:
         # Whether an earlier push landed is unknown: those jobs are not pushed blind.
         failed = Result(
             "retry", f"ls-remote failed: {git_cause(exc.stderr)}", detail={"git": exc.stderr}
         )
         results.update({j.job_id: failed for j in held if j.job_id in again})
+        marks = {}
+    known_before(ctx, [j for j in held if j.job_id not in results], marks, results)
     heads = job_commits(ctx, [j for j in held if j.job_id not in results], results)
     pending = [j for j in held if j.job_id in heads and j.job_id not in results]
     races = ctx.config.retry.push_races
@@ -93,17 +95,19 @@ def deliver_locked(
 
 
 def known_before(
-    ctx: Context, held: Sequence[Job], again: frozenset[str], results: Results
+    ctx: Context,
+    held: Sequence[Job],
+    marks: Mapping[str, landmark.Landmark],
+    results: Results,
 ) -> None:
     """The result of each job an earlier push already delivered, written into `results`:
     on the remote branch, or landed there once and taken down since (what the tracking ref's
-    history remembers, or the job's landmark on the remote). Pushing such a job again would
-    publish it twice, or undo a person's takedown."""
+    history remembers, or the job's landmark on the remote: `marks`). Pushing such a job
+    again would publish it twice, or undo a person's takedown."""
     found = confirm.find_published_all(ctx, held)
     tip = ctx.repo.resolve(ctx.tracking_ref)
     missing = [j for j in held if not found.get(j.job_id)]
     gone = confirm.taken_down_since(ctx, missing, tip) if tip is not None else {}
-    marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])
     for job in held:
         mark = marks.get(job.job_id)
         at = found.get(job.job_id)

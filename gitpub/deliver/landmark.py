@@ -15,7 +15,7 @@ crash left behind is only a name on the remote, and `gc` removes it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import pygit2
@@ -80,21 +80,15 @@ def look(ctx: Context, job_ids: Iterable[str]) -> dict[str, Landmark]:
     """The landmarks the remote holds for these jobs (one `ls-remote`, and one fetch of the
     landmarks found, which are a few hundred bytes each). Raises GitCommandError when the
     remote cannot be asked: a job whose push may have landed is not pushed blind."""
-    refs = [ref(j) for j in job_ids]
-    if not refs:
+    wanted = {j: ref(j) for j in job_ids}
+    if not wanted:
         return {}
-    remote = ctx.config.publish.remote
-    out = git_out(["ls-remote", remote, *refs], ctx.repo.root)
-    marks: dict[str, Oid] = {}
-    for line in out.splitlines():
-        oid, _, name = line.partition("\t")
-        if name in refs:
-            marks[name.removeprefix(PREFIX)] = Oid(oid)
+    marks = {j: m for j, m in _listed(ctx, list(wanted.values())).items() if j in wanted}
     if marks:
         # By name, not by id: every server lets a client fetch a ref it advertises.
         run_git(
-            ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote]
-            + [ref(job_id) for job_id in marks],
+            ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", ctx.config.publish.remote]
+            + [wanted[job_id] for job_id in marks],
             ctx.repo.root,
         )
     found = {}
@@ -103,6 +97,17 @@ def look(ctx: Context, job_ids: Iterable[str]) -> dict[str, Landmark]:
         if landed is not None:
             found[job_id] = Landmark(mark, landed)
     return found
+
+
+def _listed(ctx: Context, patterns: Sequence[str]) -> dict[str, Oid]:
+    """Job id -> landmark of the remote's landmark refs matching `patterns` (`ls-remote`)."""
+    out = git_out(["ls-remote", ctx.config.publish.remote, *patterns], ctx.repo.root)
+    marks: dict[str, Oid] = {}
+    for line in out.splitlines():
+        oid, _, name = line.partition("\t")
+        if name.startswith(PREFIX):
+            marks[name.removeprefix(PREFIX)] = Oid(oid)
+    return marks
 
 
 def remove(ctx: Context, marks: Mapping[str, Oid]) -> bool:
@@ -118,13 +123,7 @@ def stale(ctx: Context) -> dict[str, Oid]:
     """The landmarks on the remote of jobs this store holds as PUBLISHED: what a worker that
     died between its record and `remove` left. A landmark of any other job stays (another
     blog on the same remote may still be delivering it)."""
-    remote = ctx.config.publish.remote
-    out = git_out(["ls-remote", remote, PREFIX + "*"], ctx.repo.root)
-    marks = {}
-    for line in out.splitlines():
-        oid, _, name = line.partition("\t")
-        if name.startswith(PREFIX):
-            marks[name.removeprefix(PREFIX)] = Oid(oid)
+    marks = _listed(ctx, [PREFIX + "*"])
     if not marks:
         return {}
     settled = jobs.get_many(ctx.store, list(marks))

@@ -36,7 +36,7 @@ class Landing:
         job_id: str,
         name: str,
         allow: Iterable[str],
-        token: str | None = None,
+        token: str | None,
     ) -> None:
         self.store = store
         self.url = url

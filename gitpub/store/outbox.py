@@ -30,8 +30,7 @@ def enqueue_publish_all(conn: Connection, job_ids: Sequence[str]) -> None:
     """A pending `blog_publish` row for each job (kept where one exists), in one statement
     per hundred jobs: a committed round's."""
     stamp = now()
-    for start in range(0, len(job_ids), 100):
-        part = job_ids[start : start + 100]
+    for part in parts(job_ids, 100):
         rows_marks = ", ".join(["(?, 'blog_publish', ?, ?, 'pending', ?, ?)"] * len(part))
         values: list[object] = []
         for job_id in part:

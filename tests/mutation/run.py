@@ -893,8 +893,8 @@ MUTANTS = (
     Mutant(
         "a delivery never asks the remote whether an earlier push landed",
         "gitpub/deliver/batch.py",
-        "    marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])\n",
-        "    marks: dict[str, landmark.Landmark] = {}\n",
+        "        marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])\n",
+        "        marks = {}\n",
         (
             "tests/store/test_shared_store.py::"
             "test_a_push_a_dead_node_landed_then_a_person_took_down_is_not_pushed_again",
