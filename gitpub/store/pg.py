@@ -383,6 +383,10 @@ class PgStore(Store):
         with self.conn.errors():
             woken = any(True for _ in self.conn.pg.notifies(timeout=timeout, stop_after=1))
             if woken:
+                # A round trip first: the server sends every notification committed before
+                # it ahead of its answer (the driver keeps them), so a burst whose last
+                # part was still on the wire is drained too, not a second wake.
+                self.conn.pg.execute("SELECT 1")
                 for _ in self.conn.pg.notifies(timeout=0):
                     pass
         return woken
