@@ -36,18 +36,27 @@ def begin(store: Store, job_id: str, name: str, owner: str, token: str | None) -
     the run to its lander. Written only while `token` is still the job's lease: a worker that
     lost the job, however short the moment since its last checkpoint, starts nothing (raises
     LeaseLost), and the job's new holder finds this record and waits for that run's answer
-    instead of paying for the step twice."""
+    instead of paying for the step twice.
+
+    The job's row is locked before the record is written, not merely read: a worker stopped
+    between writing the record and committing it (a stall, a swapped-out process) holds the
+    job, so no other worker takes it over meanwhile and, finding no record yet, begins a
+    second run that would replace this one once it commits."""
     started = now()
     with store.transaction() as conn:
-        written = conn.execute(
-            "INSERT INTO blog_step_spool (job_id, name, owner, started_at)"
-            " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM blog_publication"
-            " WHERE job_id = ? AND lease_token = ?)"
-            " ON CONFLICT (job_id, name) DO UPDATE SET owner = excluded.owner,"
-            " started_at = excluded.started_at, status = NULL, answer = NULL",
-            (job_id, name, sanitize(owner), started, job_id, token),
+        held = conn.execute(
+            "UPDATE blog_publication SET updated_at = updated_at"
+            " WHERE job_id = ? AND lease_token = ?",
+            (job_id, token),
         ).rowcount
-    if written != 1:
+        if held == 1:
+            conn.execute(
+                "INSERT INTO blog_step_spool (job_id, name, owner, started_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (job_id, name) DO UPDATE SET owner = excluded.owner,"
+                " started_at = excluded.started_at, status = NULL, answer = NULL",
+                (job_id, name, sanitize(owner), started),
+            )
+    if held != 1:
         raise LeaseLost(f"job {job_id}: lease taken by another worker before its {name} step")
     return started
 

@@ -840,9 +840,19 @@ MUTANTS = (
     Mutant(
         "a step's run is begun under a lost lease",
         "gitpub/store/spools.py",
-        '            " WHERE job_id = ? AND lease_token = ?)"\n',
-        '            " WHERE job_id = ? AND (lease_token = ? OR TRUE))"\n',
+        '            " WHERE job_id = ? AND lease_token = ?",\n',
+        '            " WHERE job_id = ? AND (lease_token = ? OR TRUE)",\n',
         ("tests/store/test_shared_store.py::test_a_step_is_begun_only_under_the_jobs_lease",),
+    ),
+    Mutant(
+        "a step's run is begun after reading the lease, not locking it",
+        "gitpub/store/spools.py",
+        '            "UPDATE blog_publication SET updated_at = updated_at"\n',
+        '            "SELECT 1 FROM blog_publication"\n',
+        (
+            "tests/store/test_shared_store.py::"
+            "test_a_worker_stopped_before_its_step_record_commits_keeps_the_job",
+        ),
     ),
     Mutant(
         "a round's jobs are each committed on their base, then replayed one by one",

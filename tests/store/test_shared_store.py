@@ -5,13 +5,16 @@ killed at random is tests/store/test_fleet.py.)"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -22,6 +25,8 @@ from gitpub.context import open_context
 from gitpub.store import leases
 from gitpub.store.blogs import blog_identity, schema_name
 from gitpub.sync import edits
+
+LONG = 30.0  # seconds no step below comes near: a wait this long is a failure
 
 
 @pytest.fixture
@@ -280,6 +285,51 @@ def test_a_step_is_begun_only_under_the_jobs_lease(blog: Blog, shared: str) -> N
         spools.begin(ctx.store, job_id, "draft", "worker-b", new.lease_token)
         run = spools.get(ctx.store, job_id, "draft")
         assert run is not None and run.owner == "worker-b"
+
+
+def test_a_worker_stopped_before_its_step_record_commits_keeps_the_job(
+    blog: Blog, shared: str
+) -> None:
+    """A worker stopped after writing a step's run but before committing it (a stall at a
+    random instant) still holds the job: no other worker takes it over meanwhile, finds no
+    run yet and begins a second one, which would replace the first once it commits and pay
+    for the step twice. Once it commits, the next holder finds its run and waits for it."""
+    from gitpub.store import spools
+
+    job_id = blog.submit("stalled", article("Stalled", "A record written, not yet committed."))
+    reached, go = threading.Event(), threading.Event()
+    begun: list[str] = []
+    with open_context(blog.root) as node_a, open_context(blog.root) as node_b:
+        old = leases.claim(node_a.store, job_id, "worker-a", -1)  # its lease runs out at once
+        assert old is not None
+        plain = node_a.store.transaction
+
+        @contextlib.contextmanager
+        def stopped_before_commit() -> Iterator[Any]:
+            with plain() as conn:
+                yield conn
+                reached.set()  # the statements are sent; the COMMIT is not
+                go.wait(LONG)
+
+        node_a.store.transaction = stopped_before_commit  # type: ignore[method-assign]
+        stalled = threading.Thread(
+            target=lambda: begun.append(
+                spools.begin(node_a.store, job_id, "draft", "worker-a", old.lease_token)
+            ),
+            daemon=True,
+        )
+        stalled.start()
+        try:
+            assert reached.wait(LONG)
+            assert leases.claim(node_b.store, job_id, "worker-b", 60) is None
+        finally:
+            go.set()
+            stalled.join(LONG)
+        assert len(begun) == 1
+        taken = leases.claim(node_b.store, job_id, "worker-b", 60)
+        assert taken is not None and taken.lease_token != old.lease_token
+        run = spools.get(node_b.store, job_id, "draft")
+        assert run is not None and run.owner == "worker-a" and run.landed is None
 
 
 def test_a_worker_leaves_its_committed_jobs_to_the_node_delivering(blog: Blog, shared: str) -> None:
