@@ -162,7 +162,13 @@ def _store_artifacts(
     them: a lost job commit is remade from exactly these. A fresh folder per manifest, so the
     folder the database names stays intact until the database names the new one."""
     folder = ctx.job_dir(job.job_id) / f"artifacts-{digest[:16]}"
-    manifest.save(worktree, entries, folder, ctx.job_dir(job.job_id) / "manifest.json")
+    manifest.save(
+        worktree,
+        entries,
+        folder,
+        ctx.job_dir(job.job_id) / "manifest.json",
+        sync=ctx.store.folders_durable,
+    )
     return str(folder.relative_to(ctx.state_dir))
 
 

@@ -245,10 +245,10 @@ def create(
 
 def _write_folder(ctx: Context, new: _New, assets: Mapping[str, bytes]) -> None:
     """The job folder: the source, the assets, and the record (`job.json`)."""
-    job_dir = ctx.job_dir(new.job_id)
-    write_atomic(job_dir / "source.txt", new.source.encode("utf-8"))
+    job_dir, sync = ctx.job_dir(new.job_id), ctx.store.folders_durable
+    write_atomic(job_dir / "source.txt", new.source.encode("utf-8"), sync=sync)
     for name, data in sorted(assets.items()):
-        write_atomic(job_dir / ASSETS / name, data)
+        write_atomic(job_dir / ASSETS / name, data, sync=sync)
     folders.create(
         job_dir,
         {
@@ -263,6 +263,7 @@ def _write_folder(ctx: Context, new: _New, assets: Mapping[str, bytes]) -> None:
             "scheduled_at": new.scheduled_at,
             "review": new.review,
         },
+        sync,
     )
 
 

@@ -413,7 +413,13 @@ class Preparer(Recorder):
     def seal(self, worktree: Path, paths: list[str]) -> Outcome:
         """The written files in the immutable artifact folder, and the manifest."""
         entries = manifest.entries_for(worktree, paths)
-        manifest.save(worktree, entries, self.artifacts, self.dir / "manifest.json")
+        manifest.save(
+            worktree,
+            entries,
+            self.artifacts,
+            self.dir / "manifest.json",
+            sync=self.ctx.store.folders_durable,
+        )
         digest = manifest.digest(entries)
         shutil.rmtree(self.dir / "checkout", ignore_errors=True)
         self.note(

@@ -62,10 +62,13 @@ def verify(root: Path, entries: Iterable[Entry]) -> list[str]:
     return bad
 
 
-def save(source: Path, entries: Iterable[Entry], folder: Path, manifest_path: Path) -> None:
+def save(
+    source: Path, entries: Iterable[Entry], folder: Path, manifest_path: Path, sync: bool = True
+) -> None:
     """Copy each entry's file from `source` into a fresh `folder` and write the manifest:
     the immutable artifact set a lost job commit can always be remade from. A `source`
-    that is `folder` itself (the files were written where they are sealed) is kept."""
+    that is `folder` itself (the files were written where they are sealed) is kept. `sync`:
+    whether the manifest is what survives a crash (`Store.folders_durable`)."""
     entries = list(entries)
     if source != folder:
         if folder.exists():
@@ -74,4 +77,4 @@ def save(source: Path, entries: Iterable[Entry], folder: Path, manifest_path: Pa
             dest = folder / e.path
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source / e.path, dest)
-    write_atomic(manifest_path, canonical(entries))
+    write_atomic(manifest_path, canonical(entries), sync=sync)

@@ -177,11 +177,12 @@ class Recorder:
         """Commit the waiting records (their answer files first) in one transaction."""
         if not self.waiting:
             return
+        durable = self.ctx.store.folders_durable
         for move, place, data in self.waiting:
             if place is not None:
                 # Only the durable ones are synced: a lost or torn answer of a built-in step
                 # fails its hash check and the step runs again.
-                write_atomic(place, data, sync=move is self.waiting[-1][0])
+                write_atomic(place, data, sync=durable and move is self.waiting[-1][0])
         moves = [move._replace(job=self.job) for move, _, _ in self.waiting]
         self.waiting = []
         self.job = jobs.transition_all(self.ctx.store, moves)[self.job.job_id]

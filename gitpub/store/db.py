@@ -207,6 +207,14 @@ class Store:
         """The job's folder on this node (`Context.job_dir` for those holding a context)."""
         return self.path.parent / "jobs" / job_id
 
+    @property
+    def folders_durable(self) -> bool:
+        """Whether this node's job folders are what survives a crash, so their records are
+        synced to disk before they count. Not on a shared store: the transaction that refers
+        to a file keeps it in the store, and a claim checks this disk's copy against it by
+        hash (`gitpub.store.mirror`), so a sync here would buy nothing."""
+        return not self.shared
+
     def lease_of(self, conn: Connection, job_id: str) -> Row | None:
         """Inside a claim's transaction: the job's lease columns, the row held for this
         claim; None when the job is gone. (SQLite's writers take turns, so the row is this

@@ -41,8 +41,8 @@ def _save(job_dir: Path, data: dict[str, Any], sync: bool = True) -> None:
     write_atomic(path(job_dir), text.encode("utf-8") + b"\n", sync=sync)
 
 
-def create(job_dir: Path, fields: dict[str, Any]) -> None:
-    _save(job_dir, {"version": VERSION, **fields})
+def create(job_dir: Path, fields: dict[str, Any], sync: bool = True) -> None:
+    _save(job_dir, {"version": VERSION, **fields}, sync)
 
 
 def update(job_dir: Path, sync: bool = True, **changes: Any) -> None:
@@ -59,11 +59,12 @@ def update(job_dir: Path, sync: bool = True, **changes: Any) -> None:
     _save(job_dir, data, sync)
 
 
-def remember_prepared(job_dir: Path, job: Job) -> None:
+def remember_prepared(job_dir: Path, job: Job, sync: bool = True) -> None:
     """Note the sealed manifest: with it, a rebuilt database finds the artifacts (and the
     commit made from them) instead of preparing the job again."""
     update(
         job_dir,
+        sync,
         prepared={
             "base_commit": job.base_commit,
             "target_path": job.target_path,
@@ -74,18 +75,19 @@ def remember_prepared(job_dir: Path, job: Job) -> None:
     )
 
 
-def remember_state(job_dir: Path, job: Job) -> None:
+def remember_state(job_dir: Path, job: Job, sync: bool = True) -> None:
     """After the database, on a transition: a job that ended notes its outcome, and one sent
-    back to RECEIVED (an operator's retry or continue) forgets its manifest and outcome."""
+    back to RECEIVED (an operator's retry or continue) forgets its manifest and outcome.
+    `sync`: whether the folder is what survives (`Store.folders_durable`)."""
     if job.state is State.RECEIVED:
-        update(job_dir, prepared=None, outcome=None)
+        update(job_dir, sync, prepared=None, outcome=None)
     elif job.state in TERMINAL:
         # PUBLISHED is not synced: a rebuild finds it again on the remote (trailers and
         # content decide a publication anyway), and a delivered batch would pay one sync
         # per job. Outcomes only this record knows are.
         update(
             job_dir,
-            sync=job.state is not State.PUBLISHED,
+            sync=sync and job.state is not State.PUBLISHED,
             outcome={
                 "state": job.state.value,
                 "failure_code": job.failure_code,

@@ -404,7 +404,7 @@ def transition(
     and, when job holds a lease, still under that lease; otherwise LeaseLost."""
     check_transition(job.state, to, operator=operator)
     fresh = _update(store, job, to, step, detail, values, also)
-    folders.remember_state(store.job_dir(job.job_id), fresh)
+    folders.remember_state(store.job_dir(job.job_id), fresh, store.folders_durable)
     return fresh
 
 
@@ -547,7 +547,7 @@ def transition_all(
     fresh = {job_id: Job.from_row(row) for job_id, row in rows.items()}
     for job_id, plan in plans.items():
         if plan.to is not None:
-            folders.remember_state(store.job_dir(job_id), fresh[job_id])
+            folders.remember_state(store.job_dir(job_id), fresh[job_id], store.folders_durable)
     return fresh
 
 
@@ -574,4 +574,4 @@ def _stored(column: str, value: object) -> object:
 
 
 def remember_prepared(store: Store, job: Job) -> None:
-    folders.remember_prepared(store.job_dir(job.job_id), job)
+    folders.remember_prepared(store.job_dir(job.job_id), job, store.folders_durable)

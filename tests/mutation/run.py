@@ -845,6 +845,16 @@ MUTANTS = (
         ("tests/store/test_shared_store.py::test_a_step_is_begun_only_under_the_jobs_lease",),
     ),
     Mutant(
+        "the embedded store's job folders are not synced before the database names them",
+        "gitpub/store/db.py",
+        "        return not self.shared\n",
+        "        return False\n",
+        (
+            "tests/store/test_folder_sync.py::"
+            "test_the_embedded_stores_folders_are_synced_before_they_count",
+        ),
+    ),
+    Mutant(
         "a step's run is begun after reading the lease, not locking it",
         "gitpub/store/spools.py",
         '            "UPDATE blog_publication SET updated_at = updated_at"\n',
