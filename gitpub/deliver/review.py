@@ -286,6 +286,18 @@ def _decision(
             {"remote_commit": named, "how": how, "branch": job.review_branch},
             {"remote_commit": named, "failure_code": None},
         )
+    kept = _kept_in(ctx, job, versions, line)
+    if kept is not None:
+        # Merged keeping its history (a merge commit, a fast-forward), then its article
+        # changed again before the watch looked: the merge was still a person's yes.
+        how = "merged from review (changed since)"
+        return Move(
+            job,
+            State.PUBLISHED,
+            "published",
+            {"remote_commit": kept, "how": how, "branch": job.review_branch},
+            {"remote_commit": kept, "failure_code": None},
+        )
     reason = f"rejected in review: {job.review_branch} was deleted unmerged"
     return Move(
         job,
@@ -314,6 +326,29 @@ def _named_in(ctx: Context, job: Job, line: list[Oid]) -> Oid | None:
     )
     found = out.split()
     return Oid(found[-1]) if found else None
+
+
+def _kept_in(ctx: Context, job: Job, versions: list[Version], line: list[Oid]) -> Oid | None:
+    """The commit of the published line that merged a version of the review branch with its
+    history (the oldest whose history holds it), provided the tip still has an article at the
+    job's path; None when no version's commit is in the tip's history."""
+    if not line or not job.target_path or ctx.repo.blob_at(line[-1], job.target_path) is None:
+        return None
+    for version in versions:
+        if not version.commit or ctx.repo.resolve(version.commit) is None:
+            continue
+        if not ctx.repo.is_ancestor(version.commit, line[-1]):
+            continue
+        # Once a commit of the line holds it, every later one does: the first, by halves.
+        low, high = 0, len(line) - 1
+        while low < high:
+            mid = (low + high) // 2
+            if ctx.repo.is_ancestor(version.commit, line[mid]):
+                high = mid
+            else:
+                low = mid + 1
+        return line[low]
+    return None
 
 
 def _settle(ctx: Context, moves: list[Move]) -> list[Job]:

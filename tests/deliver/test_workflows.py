@@ -198,6 +198,36 @@ def test_a_new_revision_supersedes_the_old_one_visibly_and_a_merge_commit_publis
     assert blog.commits_with_job(first) == 0
 
 
+def test_a_review_merged_with_its_history_then_edited_before_a_pass_is_published(
+    blog: Blog,
+) -> None:
+    """A reviewer merges the branch with a merge commit and deletes it, and a person fixes a
+    typo in the article before any worker looks: the watch no longer finds the job's bytes
+    at the tip, but the job's commit is in its history. That merge was a yes: PUBLISHED by
+    the merge commit, never "deleted unmerged"."""
+    target = "content/posts/merged.mdx"
+    job_id = blog.submit(
+        "merged", article("Merged", "Read me, then merge me.", slug="merged"), "--review"
+    )
+    blog.ok("run", "--until-idle")
+    assert blog.job(job_id)["job"]["state"] == "IN_REVIEW"
+    branch = branch_of(job_id, target)
+    person = blog.clone("person")
+    person.git("fetch", "--quiet", "origin")
+    person.git("merge", "--quiet", "--no-ff", "-m", "Merge the post", f"origin/{branch}")
+    merge = person.git("rev-parse", "HEAD").strip()
+    post = person.root / target
+    post.write_text(post.read_text().replace("Read me", "Read this"))
+    person.git("commit", "--quiet", "-am", "typo")
+    person.git("push", "--quiet", "origin", "HEAD:main", f":refs/heads/{branch}")
+
+    blog.ok("run", "--until-idle")
+    job = blog.job(job_id)["job"]
+    assert (job["state"], job["remote_commit"]) == ("PUBLISHED", merge), job
+    assert b"Read this" in blog.remote_file(target)  # the person's fix stands
+    assert review_branches(blog) == {}
+
+
 def test_an_unreachable_remote_never_reads_as_a_rejection(blog: Blog) -> None:
     job_id = blog.submit("net", article("Net", "Waiting for review.", slug="net"), "--review")
     blog.ok("run", "--until-idle")

@@ -855,6 +855,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a review merged with its history, then edited, reads as deleted unmerged",
+        "gitpub/deliver/review.py",
+        "    kept = _kept_in(ctx, job, versions, line)\n",
+        "    kept = None\n",
+        (
+            "tests/deliver/test_workflows.py::"
+            "test_a_review_merged_with_its_history_then_edited_before_a_pass_is_published",
+        ),
+    ),
+    Mutant(
         "a step's run is begun after reading the lease, not locking it",
         "gitpub/store/spools.py",
         '            "UPDATE blog_publication SET updated_at = updated_at"\n',
