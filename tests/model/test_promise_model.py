@@ -240,6 +240,12 @@ class PromiseModel:
         m = self.w.jobs[job_id]
         if was["state"] == "PUBLISHED":
             m.publications += 1  # published again, by a person's wish
+            for other in self.w.jobs.values():
+                if other.target == m.target:
+                    # The person wants the article up again: once it is, a job revising it
+                    # revises a published article (while it is still down, gitpub holds such
+                    # a job back by its own rule, which the walk does not need to repeat).
+                    other.taken_down = False
         m.taken_down = m.gone = m.merged = m.deleted = False
         return f"retry {job_id[:8]} (was {was['state']})"
 
@@ -296,13 +302,18 @@ class PromiseModel:
         owner = next((j for j in self.w.jobs if f"Blog-Job-Id: {j}" in body), None)
         if owner is None or _git_ok(p.root, "rev-parse", "--verify", "HEAD~1").returncode:
             return ""  # not applicable now: the walk draws again
+        # A reviewer's merge no worker has seen yet: for gitpub it never happened, so taking
+        # it off takes down nothing gitpub knew was published (a job a person retried since
+        # its own takedown stays theirs to publish).
+        unseen = self.w.jobs[owner].merged and self.state(owner)["state"] == "IN_REVIEW"
         p.git("reset", "--quiet", "--hard", "HEAD~1")
         p.git("push", "--quiet", "--force", "origin", "HEAD:main")
         self.w.jobs[owner].gone = True  # even where an older version of its article is back
         if self.w.jobs[owner].merged:
             self.w.jobs[owner].merged, self.w.jobs[owner].deleted = False, True
-        if _git_ok(p.root, "cat-file", "-e", f"HEAD:{self.w.jobs[owner].target}").returncode:
-            self._taken_down(self.w.jobs[owner].target)
+        target = self.w.jobs[owner].target
+        if not unseen and _git_ok(p.root, "cat-file", "-e", f"HEAD:{target}").returncode:
+            self._taken_down(target)
         return f"person force-pushes {owner[:8]} away"
 
     def _taken_down(self, target: str) -> None:
@@ -362,12 +373,30 @@ class PromiseModel:
             _git_ok(p.root, "cherry-pick", "--abort")
             p.git("reset", "--quiet", "--hard", "origin/main")
             return f"reviewer {how}: conflicts, left for later"
+        # What the merge put on the branch: the job's article, and any other the branch still
+        # held that the published branch had lost meanwhile (a takedown made after the
+        # review branch was pushed): the person's merge brought it back, not gitpub.
+        back = {m.target, *p.git("diff", "--name-only", "--diff-filter=A", "origin/main").split()}
         p.git("push", "--quiet", "origin", "HEAD:main", f":{branch}")
         m.merged = True
-        for other in self.w.jobs.values():
-            if other.target == m.target:
-                other.taken_down = False  # a person put the article back: theirs to do
+        for other_id, other in self.w.jobs.items():
+            if other.target in back:
+                # A person put the article back: theirs to do. Unless a worker saw it gone
+                # first, for gitpub it never left when its commit is still in the history
+                # (another version replaced it, as an edit does) or the job's own bytes are
+                # back (a rewritten history that kept them still publishes it).
+                other.taken_down = False
+                if other.gone and not self.state(other_id)["withdrawn"]:
+                    other.gone = not (self._in_history(other_id, p) or self._own_bytes(other, p))
         return f"reviewer {how}-merges {branch}"
+
+    def _in_history(self, job_id: str, p: Blog) -> bool:
+        commit = str(self.state(job_id)["remote_commit"])
+        return _git_ok(p.root, "merge-base", "--is-ancestor", commit, "HEAD").returncode == 0
+
+    def _own_bytes(self, m: Modelled, p: Blog) -> bool:
+        shown = _git_ok(p.root, "show", f"HEAD:{m.target}")
+        return shown.returncode == 0 and shown.stdout == m.text
 
     # -------------------------------------------------------------------- the promise
 
@@ -385,12 +414,20 @@ class PromiseModel:
             commits = bodies.count(f"Blog-Job-Id: {job_id}")
             assert commits <= m.publications, (job_id, commits, m)
             if job["state"] == "PUBLISHED" and not m.gone:
-                assert job["remote_commit"] in history, (job_id, job)
+                # In the history, or its own bytes kept by a history a person rewrote.
+                own = _git_ok(blog.remote, "show", f"main:{m.target}").stdout == m.text
+                assert job["remote_commit"] in history or own, (job_id, job)
 
     def job_commits_change_only_their_own_files(self) -> None:
+        """The commits gitpub made (its committer identity): a person's squash or rebase of a
+        review branch carries the job's trailers too, and whatever else the person's merge
+        brought (say an article the branch still held after a takedown) is the person's."""
         blog = self.w.blog
-        out = blog.remote_git("log", "--first-parent", "--format=%H", "main")
-        for oid in out.split():
+        out = blog.remote_git("log", "--first-parent", "--format=%H %ce", "main")
+        for line in out.splitlines():
+            oid, _, committer = line.partition(" ")
+            if not committer.startswith("gitpub@"):
+                continue
             body = blog.remote_git("log", "-1", "--format=%B", oid)
             owner = next((j for j in self.w.jobs if f"Blog-Job-Id: {j}" in body), None)
             if owner is None or "Blog-Manifest-Sha256" not in body:
