@@ -262,42 +262,20 @@ def _decision(
         merged = _first_holding(ctx, line, version.files)
         if merged is not None:
             how = "merged from review" + (" (edited in review)" if version.edited else "")
-            detail = {"remote_commit": merged, "how": how, "branch": job.review_branch}
-            if version.edited:
-                detail["edited_in_review"] = version.commit
-            return Move(
-                job,
-                State.PUBLISHED,
-                "published",
-                detail,
-                {"remote_commit": merged, "failure_code": None},
-            )
+            extra = {"edited_in_review": version.commit} if version.edited else {}
+            return _published(job, merged, how, extra)
     if not gone:
         return None
     named = _named_in(ctx, job, line)
     if named is not None:
         # Squashed or rebased with edits the watch never saw (pushed, merged and deleted
         # between two passes): the published branch names the job and holds its article.
-        how = "merged from review (edited in review)"
-        return Move(
-            job,
-            State.PUBLISHED,
-            "published",
-            {"remote_commit": named, "how": how, "branch": job.review_branch},
-            {"remote_commit": named, "failure_code": None},
-        )
+        return _published(job, named, "merged from review (edited in review)")
     kept = _kept_in(ctx, job, versions, line)
     if kept is not None:
         # Merged keeping its history (a merge commit, a fast-forward), then its article
         # changed again before the watch looked: the merge was still a person's yes.
-        how = "merged from review (changed since)"
-        return Move(
-            job,
-            State.PUBLISHED,
-            "published",
-            {"remote_commit": kept, "how": how, "branch": job.review_branch},
-            {"remote_commit": kept, "failure_code": None},
-        )
+        return _published(job, kept, "merged from review (changed since)")
     reason = f"rejected in review: {job.review_branch} was deleted unmerged"
     return Move(
         job,
@@ -305,6 +283,15 @@ def _decision(
         "review:rejected",
         {"reason": reason, "branch": job.review_branch},
         {"failure_code": REJECTED},
+    )
+
+
+def _published(job: Job, commit: Oid, how: str, extra: Mapping[str, str] | None = None) -> Move:
+    """The job PUBLISHED by a person's merge: `commit`, the published branch's commit that
+    brought it, and `how` they merged it."""
+    detail = {"remote_commit": commit, "how": how, "branch": job.review_branch, **(extra or {})}
+    return Move(
+        job, State.PUBLISHED, "published", detail, {"remote_commit": commit, "failure_code": None}
     )
 
 
