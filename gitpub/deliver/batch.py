@@ -315,7 +315,8 @@ def _taken_down(
     if not path or path not in published:
         return None  # at the tip, or never published: nothing to take down
     history = functools.partial(jobs.events, ctx.store, job.job_id)
-    return rules.takedown(ctx.repo, job.job_id, path, published[path], tip, history)
+    let_go = functools.partial(ctx.repo.let_go, ctx.tracking_ref, tip)
+    return rules.takedown(ctx.repo, job.job_id, path, published[path], tip, history, let_go)
 
 
 def _conflict_or_clash(ctx: Context, job: Job, tip: Oid, conflict: list[str]) -> Result:

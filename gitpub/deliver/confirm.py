@@ -14,35 +14,18 @@ from gitpub.context import Context
 from gitpub.core.ids import Oid
 from gitpub.deliver.commit import ArtifactsDamaged, load_manifest
 from gitpub.git import trailers
-from gitpub.git.process import git_out
 from gitpub.prepare import manifest
 from gitpub.store import jobs
 from gitpub.store.jobs import Job
-
-HISTORY = 200
-"""Values of the remote-tracking ref looked at: a takedown is noticed within that many fetches."""
 
 CONTENT_DIFFERS = "confirm:content-differs"
 """The event recorded for a commit that carries the job's trailers but not its content."""
 
 
 def once_held(ctx: Context, tip: Oid) -> set[str]:
-    """The commits the remote-tracking branch held at an earlier value (its reflog) and no
-    longer holds at `tip`: what a force-push or a reset took off the remote. Empty at once,
-    with no walk, when every earlier value is in `tip`'s history."""
-    out = git_out(
-        ["reflog", "show", f"-n{HISTORY}", "--format=%H", ctx.tracking_ref, "--"],
-        ctx.repo.root,
-        check=False,
-    )
-    seen = dict.fromkeys(line for line in out.split() if line)
-    left = [o for o in seen if o != tip and not ctx.repo.is_ancestor(o, tip)]
-    if not left:
-        return set()
-    # A value whose objects `gc` pruned is passed over.
-    return set(
-        git_out(["rev-list", "--ignore-missing", *left, "--not", tip], ctx.repo.root).split()
-    )
+    """The commits the remote-tracking branch held at an earlier value and no longer holds at
+    `tip`: what a force-push or a reset took off the remote (`Repo.let_go`)."""
+    return ctx.repo.let_go(ctx.tracking_ref, tip)
 
 
 def taken_down_since(ctx: Context, held: Sequence[Job], tip: Oid) -> dict[str, Oid]:

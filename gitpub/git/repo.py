@@ -30,6 +30,11 @@ def _pygit2() -> ModuleType:
     return pygit2
 
 
+LET_GO_HISTORY = 200
+"""Values of a remote-tracking ref `Repo.let_go` looks at: a takedown is noticed within that
+many fetches."""
+
+
 class PushResult(NamedTuple):
     ok: bool
     rejected_non_ff: bool
@@ -236,6 +241,22 @@ class Repo:
                 if not left:
                     break
         return found
+
+    def let_go(self, ref: str, tip: str, history: int = LET_GO_HISTORY) -> set[str]:
+        """The commits `ref` held at an earlier value (its last `history` reflog entries) that
+        `tip` no longer holds: what a force-push or a reset took off the branch `ref` tracks.
+        Empty at once, with no walk, when every earlier value is in `tip`'s history."""
+        out = git_out(
+            ["reflog", "show", f"-n{history}", "--format=%H", ref, "--"], self.root, check=False
+        )
+        seen = dict.fromkeys(line for line in out.split() if line)
+        left = [o for o in seen if o != tip and not self.is_ancestor(o, tip)]
+        if not left:
+            return set()
+        # A value whose objects `gc` pruned is passed over.
+        return set(
+            git_out(["rev-list", "--ignore-missing", *left, "--not", tip], self.root).split()
+        )
 
     def current_branch(self) -> str | None:
         if self.pg.head_is_detached or self.pg.head_is_unborn:

@@ -339,10 +339,19 @@ class Preparer(Recorder):
 
     def taken_down(self, base: Oid, path: str) -> Outcome | None:
         """REVIEW when `path` is a publication a person took down (`rules.takedown`)."""
-        job_id = self.job.job_id
+        job_id, repo = self.job.job_id, self.ctx.repo
         history = functools.partial(jobs.events, self.ctx.store, job_id)
-        why = rules.takedown(self.ctx.repo, job_id, path, self.published_to(path), base, history)
+        why = rules.takedown(
+            repo, job_id, path, self.published_to(path), base, history, self.let_go
+        )
         return None if why is None else Outcome(State.REVIEW, why, rules.TAKEN_DOWN)
+
+    def let_go(self) -> set[str]:
+        """What the remote-tracking branch held and lost, at its value now (never measured
+        from `base`, which may be older: a commit published since would read as lost)."""
+        ref = self.ctx.tracking_ref
+        tip = self.ctx.repo.resolve(ref)
+        return set() if tip is None else self.ctx.repo.let_go(ref, tip)
 
     turn: Turn | None = None  # see `prepare`
 

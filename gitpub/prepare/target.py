@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -190,18 +190,25 @@ def takedown(
     published: Sequence[Job],
     tip: str,
     events: Callable[[], Iterable[Event]],
+    let_go: Callable[[], Collection[str]],
 ) -> str | None:
     """Why job `job_id` must not write `path` onto `tip`, or None: `published` (the PUBLISHED
     jobs of `path`) holds another job's publication there that left the branch (a deletion, a
     rename, a force-push). No job brings a takedown back by itself, not even one queued
     before it; a person's `retry` of it after the takedown was noticed does (`events`: the
-    job's history, read only then)."""
+    job's history, read only then). `let_go`: the commits the remote-tracking branch held and
+    lost (`Repo.let_go`), read only when nothing else says the article left: a force-push no
+    pass has noticed yet."""
     earlier = [j for j in published if j.job_id != job_id]
     if not earlier:
         return None
-    # Gone only when `tip` has seen the publication: a clone behind another node's push has
-    # not, and a takedown noticed already needs no history.
-    held = repo.reachable(tip, {j.remote_commit for j in earlier if j.remote_commit})
+    # Gone when `tip` has seen the publication (deleted or renamed since), or when the branch
+    # held it and lost it (forced away); a clone behind another node's push has done neither,
+    # and a takedown noticed already needs no history.
+    commits = {j.remote_commit for j in earlier if j.remote_commit}
+    held = repo.reachable(tip, commits)
+    if commits and not held and not any(j.withdrawn_at for j in earlier):
+        held = commits & set(let_go())
     gone = next((j for j in earlier if j.withdrawn_at or j.remote_commit in held), None)
     if gone is None:
         return None

@@ -203,3 +203,31 @@ def test_a_job_committed_before_a_takedown_is_held_back_at_delivery(blog: Blog) 
     shown = blog.job(early)
     assert (shown["job"]["state"], shown["job"]["failure_code"]) == ("REVIEW", "taken_down")
     assert blog.remote_log() == before and not _on_the_remote(blog, path)
+
+
+def test_a_running_worker_holds_back_a_job_for_an_article_forced_away_since_its_last_pass(
+    blog: Blog,
+) -> None:
+    """A job for an article is committed (prepared while the article did not exist yet);
+    another job publishes that article; a person forces it away (a reset and a force-push:
+    the tip's history no longer has it). A long-running worker's next pass delivers before it
+    looks for takedowns (last in a pass), so nothing it noticed says the article was taken
+    down, but its remote-tracking ref held the publication and lost it: the job waits in
+    REVIEW instead of bringing the article back."""
+    from gitpub.ops import worker
+    from gitpub.ops.runner import Runner
+
+    path = "content/posts/forced.mdx"
+    early = blog.submit("early", article("Forced", "Committed, delivered late."), "--target", path)
+    with open_context(blog.root) as ctx:
+        worker.run_until_idle(ctx, only=(early,), deliver=False)
+        assert blog.job(early)["job"]["state"] == "LOCAL_COMMITTED"
+        later = blog.submit("later", article("Forced", "Published first."), "--target", path)
+        worker.run_until_idle(ctx, only=(later,))
+        assert blog.job(later)["job"]["state"] == "PUBLISHED"
+        take_down(blog)
+        before = blog.remote_log()
+        Runner(blog.root, concurrency=1).one_pass(ctx)
+    shown = blog.job(early)
+    assert (shown["job"]["state"], shown["job"]["failure_code"]) == ("REVIEW", "taken_down")
+    assert blog.remote_log() == before and not _on_the_remote(blog, path)

@@ -865,6 +865,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a publication forced away and not yet noticed is no takedown",
+        "gitpub/prepare/target.py",
+        "        held = commits & set(let_go())\n",
+        "        held = set()\n",
+        (
+            "tests/deliver/test_takedown.py::"
+            "test_a_running_worker_holds_back_a_job_for_an_article_forced_away_since_its_last_pass",
+        ),
+    ),
+    Mutant(
         "a step's run is begun after reading the lease, not locking it",
         "gitpub/store/spools.py",
         '            "UPDATE blog_publication SET updated_at = updated_at"\n',
