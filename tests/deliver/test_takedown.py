@@ -181,13 +181,11 @@ def test_a_push_found_taken_down_at_delivery_is_withdrawn_in_the_same_record(blo
     assert not _on_the_remote(blog, shown["job"]["target_path"])
 
 
-def test_a_job_committed_before_a_takedown_is_held_back_at_delivery(blog: Blog) -> None:
-    """A job prepared while its article did not exist yet (a NEW article at `--target`) is
-    committed; another job then publishes that article and a person takes it down. Delivering
-    the first job would bring the post back: it waits in REVIEW instead."""
+def _committed_then_published(blog: Blog, path: str) -> tuple[str, str]:
+    """A job prepared while its article did not exist yet (a NEW article at `--target`) and
+    committed, not delivered; then another job that publishes that article. Their ids."""
     from gitpub.ops import worker
 
-    path = "content/posts/queued.mdx"
     early = blog.submit("early", article("Queued", "Committed, delivered late."), "--target", path)
     with open_context(blog.root) as ctx:
         worker.run_until_idle(ctx, only=(early,), deliver=False)
@@ -196,6 +194,14 @@ def test_a_job_committed_before_a_takedown_is_held_back_at_delivery(blog: Blog) 
     with open_context(blog.root) as ctx:
         worker.run_until_idle(ctx, only=(later,))
     assert blog.job(later)["job"]["state"] == "PUBLISHED"
+    return early, later
+
+
+def test_a_job_committed_before_a_takedown_is_held_back_at_delivery(blog: Blog) -> None:
+    """The first job's article is published by the second, and a person takes it down.
+    Delivering the first job would bring the post back: it waits in REVIEW instead."""
+    path = "content/posts/queued.mdx"
+    early, _ = _committed_then_published(blog, path)
     blog.clone("person").remove_by_hand(path, "Take the post down")
     before = blog.remote_log()
 
@@ -208,25 +214,18 @@ def test_a_job_committed_before_a_takedown_is_held_back_at_delivery(blog: Blog) 
 def test_a_running_worker_holds_back_a_job_for_an_article_forced_away_since_its_last_pass(
     blog: Blog,
 ) -> None:
-    """A job for an article is committed (prepared while the article did not exist yet);
-    another job publishes that article; a person forces it away (a reset and a force-push:
-    the tip's history no longer has it). A long-running worker's next pass delivers before it
-    looks for takedowns (last in a pass), so nothing it noticed says the article was taken
-    down, but its remote-tracking ref held the publication and lost it: the job waits in
+    """As above, but a person forces the publication away (a reset and a force-push: the
+    tip's history no longer has it) and a long-running worker's next pass delivers before it
+    looks for takedowns (last in a pass): nothing it noticed says the article was taken
+    down, but its remote-tracking ref held the publication and lost it. The job waits in
     REVIEW instead of bringing the article back."""
-    from gitpub.ops import worker
     from gitpub.ops.runner import Runner
 
     path = "content/posts/forced.mdx"
-    early = blog.submit("early", article("Forced", "Committed, delivered late."), "--target", path)
+    early, _ = _committed_then_published(blog, path)
+    take_down(blog)
+    before = blog.remote_log()
     with open_context(blog.root) as ctx:
-        worker.run_until_idle(ctx, only=(early,), deliver=False)
-        assert blog.job(early)["job"]["state"] == "LOCAL_COMMITTED"
-        later = blog.submit("later", article("Forced", "Published first."), "--target", path)
-        worker.run_until_idle(ctx, only=(later,))
-        assert blog.job(later)["job"]["state"] == "PUBLISHED"
-        take_down(blog)
-        before = blog.remote_log()
         Runner(blog.root, concurrency=1).one_pass(ctx)
     shown = blog.job(early)
     assert (shown["job"]["state"], shown["job"]["failure_code"]) == ("REVIEW", "taken_down")
