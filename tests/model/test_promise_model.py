@@ -289,7 +289,9 @@ class PromiseModel:
             p.git("commit", "--quiet", "-m", f"take down {m.target}")
             self._taken_down(m.target)
         else:
-            p.git("mv", m.target, m.target.replace(".mdx", "-old.mdx"))
+            # A name of its own each time: an article renamed before may be back at its path.
+            self.w.serial += 1
+            p.git("mv", m.target, m.target.replace(".mdx", f"-old-{self.w.serial}.mdx"))
             p.git("commit", "--quiet", "-m", f"rename {m.target}")
             self._taken_down(m.target)
         p.git("push", "--quiet", "origin", "HEAD:main")
