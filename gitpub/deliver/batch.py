@@ -315,7 +315,7 @@ def _taken_down(
     if not path or path not in published:
         return None  # at the tip, or never published: nothing to take down
     history = functools.partial(jobs.events, ctx.store, job.job_id)
-    let_go = functools.partial(ctx.repo.let_go, ctx.tracking_ref, tip)
+    let_go = functools.partial(confirm.once_held, ctx, tip)  # `tip` is the tracking ref's now
     return rules.takedown(ctx.repo, job.job_id, path, published[path], tip, history, let_go)
 
 

@@ -266,12 +266,15 @@ def _decision(
             return _published(job, merged, how, extra)
     if not gone:
         return None
-    named = _named_in(ctx, job, line)
+    # Both fallbacks below count only while the tip still has an article at the job's path:
+    # one that came and went is not published now.
+    standing = bool(line) and _article_at(ctx, line[-1], job)
+    named = _named_in(ctx, job, line) if standing else None
     if named is not None:
         # Squashed or rebased with edits the watch never saw (pushed, merged and deleted
         # between two passes): the published branch names the job and holds its article.
         return _published(job, named, "merged from review (edited in review)")
-    kept = _kept_in(ctx, job, versions, line)
+    kept = _kept_in(ctx, job, versions, line) if standing else None
     if kept is not None:
         # Merged keeping its history (a merge commit, a fast-forward), then its article
         # changed again before the watch looked: the merge was still a person's yes.
@@ -297,9 +300,7 @@ def _published(job: Job, commit: Oid, how: str, extra: Mapping[str, str] | None 
 
 def _named_in(ctx: Context, job: Job, line: list[Oid]) -> Oid | None:
     """The oldest commit of the published line whose message carries the job's id (a rebase
-    keeps it, a squash lists it), provided the tip still holds the job's article."""
-    if not line or not job.target_path or ctx.repo.blob_at(line[-1], job.target_path) is None:
-        return None
+    keeps it, a squash lists it)."""
     out = git_out(
         [
             "rev-list",
@@ -315,12 +316,14 @@ def _named_in(ctx: Context, job: Job, line: list[Oid]) -> Oid | None:
     return Oid(found[-1]) if found else None
 
 
+def _article_at(ctx: Context, commit: Oid, job: Job) -> bool:
+    return bool(job.target_path) and ctx.repo.blob_at(commit, job.target_path or "") is not None
+
+
 def _kept_in(ctx: Context, job: Job, versions: list[Version], line: list[Oid]) -> Oid | None:
     """The commit of the published line that merged a version of the review branch with its
-    history (the oldest whose history holds it), provided the tip still has an article at the
-    job's path; None when no version's commit is in the tip's history."""
-    if not line or not job.target_path or ctx.repo.blob_at(line[-1], job.target_path) is None:
-        return None
+    history (the oldest whose history holds it); None when no version's commit is in the
+    tip's history."""
     for version in versions:
         if not version.commit or ctx.repo.resolve(version.commit) is None:
             continue

@@ -857,7 +857,7 @@ MUTANTS = (
     Mutant(
         "a review merged with its history, then edited, reads as deleted unmerged",
         "gitpub/deliver/review.py",
-        "    kept = _kept_in(ctx, job, versions, line)\n",
+        "    kept = _kept_in(ctx, job, versions, line) if standing else None\n",
         "    kept = None\n",
         (
             "tests/deliver/test_workflows.py::"
