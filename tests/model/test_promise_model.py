@@ -352,7 +352,10 @@ class PromiseModel:
             return f"reviewer deletes {branch}"
         if how == "edit":
             p.git("checkout", "--quiet", "-B", "edit", f"origin/{branch}")
-            m.branch_text = m.text.replace("Post", "Reviewed post")
+            if m.branch_text is None:
+                m.branch_text = m.text.replace("Post", "Reviewed post")
+            else:  # edited before: a change again (git refuses an empty commit)
+                m.branch_text += "Reviewed again.\n"
             (p.root / m.target).write_text(m.branch_text, encoding="utf-8")
             p.git("commit", "--quiet", "-am", "reviewer's edit")
             p.git("push", "--quiet", "origin", f"HEAD:{branch}")
