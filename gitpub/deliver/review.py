@@ -52,6 +52,9 @@ STRANDED = "review_base_rewritten"
 """The failure code of a job whose review branch stood on commits a person's force-push took
 off the published branch: the branch was withdrawn, so no merge of it brings them back."""
 
+WITHDRAWING = "review:withdrawing"
+"""The event said just before gitpub deletes a stranded job's review branch."""
+
 HISTORY = 1000
 """Commits of the published branch (first parents, newest first) searched for a job's bytes."""
 
@@ -238,11 +241,22 @@ def _stranded(ctx: Context, job: Job, branch_tip: Oid, tip: Oid) -> Move | None:
     if not bases or ctx.repo.is_ancestor(bases[0], tip):
         return None
     branch = job.review_branch or ""
+    try:
+        # Said before the branch goes: a watcher that dies between the withdrawal and its
+        # record leaves the next one a gone branch it must not read as a reviewer's "no".
+        job = jobs.record(ctx.store, job, WITHDRAWING, {"branch": branch, "base": bases[0]})
+    except LeaseLost:
+        return None  # another watcher settled it meanwhile
     withdrawn = guard.withdraw(ctx.repo, ctx.config.publish.remote, branch, branch_tip)
     if not withdrawn.ok:
         return None  # moved or out of reach: looked at again on the next pass
+    return _stranded_move(ctx, job, bases[0])
+
+
+def _stranded_move(ctx: Context, job: Job, base: str) -> Move:
+    branch = job.review_branch or ""
     reason = (
-        f"{branch} stood on commit {bases[0][:12]}, which left {ctx.config.publish.branch}; "
+        f"{branch} stood on commit {base[:12]}, which left {ctx.config.publish.branch}; "
         "the branch was withdrawn so that no merge brings it back: retry to build it again on "
         "the current tip (from the reviewer's last version, if any)"
     )
@@ -250,9 +264,21 @@ def _stranded(ctx: Context, job: Job, branch_tip: Oid, tip: Oid) -> Move | None:
         job,
         State.REVIEW,
         "review:stranded",
-        {"reason": reason, "branch": branch, "base": bases[0]},
+        {"reason": reason, "branch": branch, "base": base},
         {"failure_code": STRANDED},
     )
+
+
+def _withdrawing(ctx: Context, job: Job) -> str | None:
+    """The base named by a withdrawal of the job's review branch said since its last push
+    (`_stranded`), or None: who finds the branch gone after it knows no reviewer deleted it."""
+    base = None
+    for event in jobs.events(ctx.store, job.job_id):
+        if event["step"] == "review:pushed":
+            base = None
+        elif event["step"] == WITHDRAWING:
+            base = str(event["detail"].get("base"))
+    return base
 
 
 def _decision(
@@ -279,6 +305,9 @@ def _decision(
         # Merged keeping its history (a merge commit, a fast-forward), then its article
         # changed again before the watch looked: the merge was still a person's yes.
         return _published(job, kept, "merged from review (changed since)")
+    withdrawn = _withdrawing(ctx, job)
+    if withdrawn is not None:
+        return _stranded_move(ctx, job, withdrawn)  # gitpub took the branch, not a reviewer
     reason = f"rejected in review: {job.review_branch} was deleted unmerged"
     return Move(
         job,

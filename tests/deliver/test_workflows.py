@@ -299,18 +299,24 @@ def test_a_merge_made_while_the_push_answer_was_lost_is_not_pushed_again(blog: B
     assert review_branches(blog) == {}  # the branch the person deleted stays deleted
 
 
-def test_a_review_branch_standing_on_a_force_pushed_takedown_is_withdrawn_not_merged_back(
-    blog: Blog,
-) -> None:
-    # A post published, then a review job stacked on it: its branch's history holds the post.
+def _review_stacked_on_a_post(blog: Blog, text: str) -> tuple[str, str, str]:
+    """A post published, then a review job stacked on it (its branch's history holds the
+    post): the post's job, the review job and its branch."""
     gone = blog.submit("gone", article("Gone", "Published, then taken down.", slug="gone"))
     blog.ok("run", "--until-idle")
     assert blog.job(gone)["job"]["state"] == "PUBLISHED"
-    text = article("Waiting", "Waits for a reviewer.", slug="waiting")
     job_id = blog.submit("waiting", text, "--review")
     blog.ok("run", "--until-idle")
     branch = branch_of(job_id, "content/posts/waiting.mdx")
     assert set(review_branches(blog)) == {branch}
+    return gone, job_id, branch
+
+
+def test_a_review_branch_standing_on_a_force_pushed_takedown_is_withdrawn_not_merged_back(
+    blog: Blog,
+) -> None:
+    text = article("Waiting", "Waits for a reviewer.", slug="waiting")
+    gone, job_id, branch = _review_stacked_on_a_post(blog, text)
 
     # A reviewer edits the branch; a person force-pushes the published post away.
     person = blog.clone("person")
@@ -345,3 +351,29 @@ def test_a_review_branch_standing_on_a_force_pushed_takedown_is_withdrawn_not_me
     assert "Edited by the reviewer." in shown
     files = blog.remote_git("ls-tree", "-r", "--name-only", branch).splitlines()
     assert "content/posts/gone.mdx" not in files
+
+
+def test_a_worker_that_dies_after_withdrawing_a_stranded_review_branch_leaves_it_stranded(
+    blog: Blog,
+) -> None:
+    # Found by the promise model (seed 143): the withdrawal was on the remote, its record was
+    # not, and the next pass read the gone branch as a reviewer's deletion ("rejected").
+    text = article("Waiting", "Waits for a reviewer.", slug="waiting")
+    _, job_id, branch = _review_stacked_on_a_post(blog, text)
+    person = blog.clone("person")
+    person.git("reset", "--quiet", "--hard", "origin/main~1")
+    person.git("push", "--quiet", "--force", "origin", "HEAD:main")
+
+    died = blog.blogpub(
+        "run", "--until-idle", env={"GITPUB_CRASH_AT": "after_review_merged_before_db"}
+    )
+    assert died.returncode == 137, died.stderr
+    assert review_branches(blog) == {}  # withdrawn before the worker died
+    assert blog.job(job_id)["job"]["state"] == "IN_REVIEW"
+
+    blog.ok("run", "--until-idle")
+    waiting = blog.job(job_id)
+    assert waiting["job"]["state"] == "REVIEW", waiting["events"]
+    assert waiting["job"]["failure_code"] == "review_base_rewritten", waiting["events"]
+    assert branch in waiting["events"][-1]["detail"]["reason"]
+    assert "rejected" not in waiting["events"][-1]["detail"]["reason"]

@@ -14,8 +14,8 @@ against the real bare remote:
 - an article a person took down never comes back unless a person retried its job;
 - SKIPPED only for an exact duplicate or an abandon;
 - after a worker's pass: nothing left in flight or waiting to retry (the remote never
-  fails), a merged review PUBLISHED, a deleted one REVIEW, a waiting one's branch holding
-  its article;
+  fails), a merged review PUBLISHED, a deleted one REVIEW (only a deleted one called
+  rejected), a waiting one's branch holding its article;
 - `git fsck --strict` is clean on the remote.
 
 It is a seeded walk: each seed picks the next rule and its arguments from its own random
@@ -331,10 +331,17 @@ class PromiseModel:
                     m.merged, m.deleted = False, True
 
     def _waiting_reviews(self) -> list[str]:
+        # Not a branch gitpub withdrew (it stood on a commit a person took down) in a pass
+        # that died before it recorded so: there is nothing left to act on.
         return [
             j
             for j in self.jobs_in(State.IN_REVIEW)
-            if not self.w.jobs[j].merged and not self.w.jobs[j].deleted
+            if not self.w.jobs[j].merged
+            and not self.w.jobs[j].deleted
+            and _git_ok(
+                self.w.blog.remote, "rev-parse", "--verify", f"{self.state(j)['review_branch']}"
+            ).returncode
+            == 0
         ]
 
     def reviewer_acts(self, rng: random.Random) -> str:
@@ -503,6 +510,8 @@ class PromiseModel:
             if not m.review or st_ != "IN_REVIEW":
                 if m.review and m.merged:
                     assert st_ == "PUBLISHED", (job_id, w.blog.job(job_id)["events"])
+                if job["failure_code"] == "rejected_in_review":
+                    assert m.deleted, (job_id, "rejected, though no person deleted its branch")
                 continue
             assert not m.merged, (job_id, "merged by a person, still IN_REVIEW")
             assert not m.deleted, (job_id, "deleted by a person, still IN_REVIEW")

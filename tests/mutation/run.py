@@ -774,6 +774,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a review branch gitpub withdrew reads as a reviewer's rejection after a crash",
+        "gitpub/deliver/review.py",
+        "    withdrawn = _withdrawing(ctx, job)\n",
+        "    withdrawn = None\n",
+        (
+            WORKFLOWS + "test_a_worker_that_dies_after_withdrawing_a_stranded_review_branch_"
+            "leaves_it_stranded",
+        ),
+    ),
+    Mutant(
         "a reviewer's edit reads as a rejection",
         "gitpub/deliver/review.py",
         "    if branch_tip is not None and branch_tip not in known:\n",
