@@ -242,9 +242,11 @@ def _stranded(ctx: Context, job: Job, branch_tip: Oid, tip: Oid) -> Move | None:
         return None
     branch = job.review_branch or ""
     try:
-        # Said before the branch goes: a watcher that dies between the withdrawal and its
-        # record leaves the next one a gone branch it must not read as a reviewer's "no".
-        job = jobs.record(ctx.store, job, WITHDRAWING, {"branch": branch, "base": bases[0]})
+        # Said before the branch goes (once, however many passes find it moved meanwhile): a
+        # watcher that dies between the withdrawal and its record leaves the next one a gone
+        # branch it must not read as a reviewer's "no".
+        if _withdrawing(events) != bases[0]:
+            job = jobs.record(ctx.store, job, WITHDRAWING, {"branch": branch, "base": bases[0]})
     except LeaseLost:
         return None  # another watcher settled it meanwhile
     withdrawn = guard.withdraw(ctx.repo, ctx.config.publish.remote, branch, branch_tip)
@@ -269,11 +271,11 @@ def _stranded_move(ctx: Context, job: Job, base: str) -> Move:
     )
 
 
-def _withdrawing(ctx: Context, job: Job) -> str | None:
+def _withdrawing(events: Sequence[jobs.Event]) -> str | None:
     """The base named by a withdrawal of the job's review branch said since its last push
     (`_stranded`), or None: who finds the branch gone after it knows no reviewer deleted it."""
     base = None
-    for event in jobs.events(ctx.store, job.job_id):
+    for event in events:
         if event["step"] == "review:pushed":
             base = None
         elif event["step"] == WITHDRAWING:
@@ -305,7 +307,7 @@ def _decision(
         # Merged keeping its history (a merge commit, a fast-forward), then its article
         # changed again before the watch looked: the merge was still a person's yes.
         return _published(job, kept, "merged from review (changed since)")
-    withdrawn = _withdrawing(ctx, job)
+    withdrawn = _withdrawing(jobs.events(ctx.store, job.job_id))
     if withdrawn is not None:
         return _stranded_move(ctx, job, withdrawn)  # gitpub took the branch, not a reviewer
     reason = f"rejected in review: {job.review_branch} was deleted unmerged"
