@@ -3,8 +3,9 @@
 Its rules are what people and agents do to a blog gitpub writes into: an agent submits
 (plain, for review, scheduled, a revision of an article already out), a worker passes, a
 worker dies at a named crash point, a person edits, renames or takes down a published post
-(a deletion commit, a force-push), a reviewer squashes, merges, rebases, edits or deletes a
-review branch, an operator retries. After every step the model checks what gitpub promises,
+(a deletion commit, a force-push) or edits an article in the checkout gitpub writes from
+(committed or not), a reviewer squashes, merges, rebases, edits or deletes a review branch,
+an operator retries. After every step the model checks what gitpub promises,
 against the real bare remote:
 
 - every job is in a named state;
@@ -15,7 +16,8 @@ against the real bare remote:
 - SKIPPED only for an exact duplicate or an abandon;
 - after a worker's pass: nothing left in flight or waiting to retry (the remote never
   fails), a merged review PUBLISHED, a deleted one REVIEW (only a deleted one called
-  rejected), a waiting one's branch holding its article;
+  rejected), a waiting one's branch holding its article, a person's edit of the writer's
+  checkout on the branch or, when it conflicted, still theirs and counted in conflict;
 - `git fsck --strict` is clean on the remote.
 
 It is a seeded walk: each seed picks the next rule and its arguments from its own random
@@ -107,6 +109,7 @@ class World:
     jobs: dict[str, Modelled] = field(default_factory=dict)
     serial: int = 0
     skew: float = 0.0
+    hand_edits: list[str] = field(default_factory=list)  # the line each one added
 
 
 def _git_ok(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -118,6 +121,7 @@ class PromiseModel:
 
     def __init__(self, base: Path, fonts: bool, nodes: int = 1) -> None:
         blog = tiny_blog(base) if fonts else make_blog(base, CONFIG)
+        blog.ok("install")  # the writer's checkout is a person's too: their edits are delivered
         self.world = World(blog, blog.clone("person"), fonts)
         # On a shared store, more nodes: each its own clone, all of them the fleet's.
         self.nodes = [blog] + [blog.clone(f"node{i}") for i in range(1, nodes)]
@@ -296,6 +300,26 @@ class PromiseModel:
             self._taken_down(m.target)
         p.git("push", "--quiet", "origin", "HEAD:main")
         return f"person {how}s {m.target} of {job_id[:8]}"
+
+    def person_edits_the_writers_checkout(self, rng: random.Random) -> str:
+        """A person adds a line to an article in the checkout gitpub writes from, and commits
+        it or leaves it for gitpub to commit (`hand_edits = "all"`)."""
+        blog = self.w.blog
+        if blog.git("status", "--porcelain", "--untracked-files=no"):
+            return ""  # an edit still waiting (one in conflict, say): not applicable now
+        here = blog.git("ls-files", "content/posts").split()
+        if not here:
+            return ""
+        path = rng.choice(sorted(here))
+        self.w.serial += 1
+        line = f"Hand edit {self.w.serial} in the writer's checkout."
+        with open(blog.root / path, "a", encoding="utf-8") as fh:
+            fh.write(f"\n{line}\n")
+        self.w.hand_edits.append(line)
+        if rng.random() < 0.5:
+            blog.git("commit", "--quiet", "-am", f"hand edit {self.w.serial}")
+            return f"a person commits a line to {path} in the writer's checkout"
+        return f"a person adds a line to {path} in the writer's checkout, uncommitted"
 
     def person_force_pushes_a_takedown(self, rng: random.Random) -> str:
         """The newest commit goes, by a force-push, when it is one job's publication."""
@@ -482,9 +506,11 @@ class PromiseModel:
         assert res.returncode == 0, res.stderr
 
     def after_a_pass(self) -> None:
-        """What a worker's pass to idle leaves: nothing in flight, reviews as people left them."""
+        """What a worker's pass to idle leaves: nothing in flight, reviews as people left them,
+        a person's edit of the writer's checkout delivered or kept for them."""
         w = self.w
         tip = w.blog.remote_git("rev-parse", "main")
+        self._hand_edits_delivered_or_kept()
         for job_id, m in w.jobs.items():
             job = self.state(job_id)
             st_ = job["state"]
@@ -525,6 +551,19 @@ class PromiseModel:
                 (m.branch_text or "").rstrip("\n"),
             ), (job_id, held.stdout)
 
+    def _hand_edits_delivered_or_kept(self) -> None:
+        """Every line a person added in the writer's checkout is on the remote branch's history,
+        or, when it conflicted there, still in the checkout (a commit, or the file) and counted
+        in conflict: delivered, or waiting for that person; never lost."""
+        blog = self.w.blog
+        waiting = " in conflict (" in blog.ok("status").stdout
+        for line in self.w.hand_edits:
+            if blog.remote_git("log", "--format=%H", "--fixed-strings", f"-S{line}", "main"):
+                continue
+            kept = blog.git("log", "--format=%H", "--fixed-strings", f"-S{line}", "HEAD")
+            kept = kept or blog.git("grep", "--fixed-strings", "-l", line, check=False)
+            assert kept and waiting, (line, "a person's edit of the writer's checkout was lost")
+
 
 RULES: tuple[tuple[str, int], ...] = (
     ("submit", 5),
@@ -535,6 +574,7 @@ RULES: tuple[tuple[str, int], ...] = (
     ("reviewer_acts", 3),
     ("person_changes_a_post", 2),
     ("person_force_pushes_a_takedown", 1),
+    ("person_edits_the_writers_checkout", 1),
     ("retry", 1),
     ("time_passes", 1),
 )
