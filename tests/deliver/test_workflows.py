@@ -299,13 +299,16 @@ def test_a_merge_made_while_the_push_answer_was_lost_is_not_pushed_again(blog: B
     assert review_branches(blog) == {}  # the branch the person deleted stays deleted
 
 
-def _review_stacked_on_a_post(blog: Blog, text: str) -> tuple[str, str, str]:
-    """A post published, then a review job stacked on it (its branch's history holds the
-    post): the post's job, the review job and its branch."""
+WAITING = article("Waiting", "Waits for a reviewer.", slug="waiting")
+
+
+def _review_stacked_on_a_post(blog: Blog) -> tuple[str, str, str]:
+    """A post published, then a review job (WAITING) stacked on it, its branch's history
+    holding the post: the post's job, the review job and its branch."""
     gone = blog.submit("gone", article("Gone", "Published, then taken down.", slug="gone"))
     blog.ok("run", "--until-idle")
     assert blog.job(gone)["job"]["state"] == "PUBLISHED"
-    job_id = blog.submit("waiting", text, "--review")
+    job_id = blog.submit("waiting", WAITING, "--review")
     blog.ok("run", "--until-idle")
     branch = branch_of(job_id, "content/posts/waiting.mdx")
     assert set(review_branches(blog)) == {branch}
@@ -315,14 +318,13 @@ def _review_stacked_on_a_post(blog: Blog, text: str) -> tuple[str, str, str]:
 def test_a_review_branch_standing_on_a_force_pushed_takedown_is_withdrawn_not_merged_back(
     blog: Blog,
 ) -> None:
-    text = article("Waiting", "Waits for a reviewer.", slug="waiting")
-    gone, job_id, branch = _review_stacked_on_a_post(blog, text)
+    gone, job_id, branch = _review_stacked_on_a_post(blog)
 
     # A reviewer edits the branch; a person force-pushes the published post away.
     person = blog.clone("person")
     person.git("fetch", "--quiet", "origin")
     person.git("checkout", "--quiet", "-B", "edit", f"origin/{branch}")
-    edited = text.replace("Waits for a reviewer.", "Edited by the reviewer.")
+    edited = WAITING.replace("Waits for a reviewer.", "Edited by the reviewer.")
     (person.root / "content/posts/waiting.mdx").write_text(edited, encoding="utf-8")
     person.git("commit", "--quiet", "-am", "reviewer's edit")
     person.git("push", "--quiet", "origin", f"HEAD:{branch}")
@@ -358,8 +360,7 @@ def test_a_worker_that_dies_after_withdrawing_a_stranded_review_branch_leaves_it
 ) -> None:
     # Found by the promise model (seed 143): the withdrawal was on the remote, its record was
     # not, and the next pass read the gone branch as a reviewer's deletion ("rejected").
-    text = article("Waiting", "Waits for a reviewer.", slug="waiting")
-    _, job_id, branch = _review_stacked_on_a_post(blog, text)
+    _, job_id, branch = _review_stacked_on_a_post(blog)
     person = blog.clone("person")
     person.git("reset", "--quiet", "--hard", "origin/main~1")
     person.git("push", "--quiet", "--force", "origin", "HEAD:main")
