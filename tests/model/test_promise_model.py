@@ -177,10 +177,11 @@ class PromiseModel:
         return "two hours pass"
 
     def work(self, rng: random.Random) -> str:
-        res = self.node(rng).blogpub("run", "--until-idle", env=self.env())
+        node = self.node(rng)
+        res = node.blogpub("run", "--until-idle", env=self.env())
         assert res.returncode == 0, res
         assert "Traceback" not in res.stderr, res.stderr
-        self.after_a_pass()
+        self.after_a_pass(writer=node is self.w.blog)
         return "a worker's pass"
 
     def fleet_works(self, rng: random.Random) -> str:
@@ -505,12 +506,13 @@ class PromiseModel:
         res = _git_ok(self.w.blog.remote, "fsck", "--strict", "--no-progress")
         assert res.returncode == 0, res.stderr
 
-    def after_a_pass(self) -> None:
+    def after_a_pass(self, writer: bool = True) -> None:
         """What a worker's pass to idle leaves: nothing in flight, reviews as people left them,
-        a person's edit of the writer's checkout delivered or kept for them."""
+        a person's edit of the writer's checkout delivered or kept for them (`writer`: the
+        pass ran there too; another node's worker cannot see that checkout)."""
         w = self.w
         tip = w.blog.remote_git("rev-parse", "main")
-        self._hand_edits_delivered_or_kept()
+        self._hand_edits_delivered_or_kept(writer)
         for job_id, m in w.jobs.items():
             job = self.state(job_id)
             st_ = job["state"]
@@ -551,18 +553,19 @@ class PromiseModel:
                 (m.branch_text or "").rstrip("\n"),
             ), (job_id, held.stdout)
 
-    def _hand_edits_delivered_or_kept(self) -> None:
+    def _hand_edits_delivered_or_kept(self, writer: bool) -> None:
         """Every line a person added in the writer's checkout is on the remote branch's history,
-        or, when it conflicted there, still in the checkout (a commit, or the file) and counted
-        in conflict: delivered, or waiting for that person; never lost."""
+        or still in the checkout (a commit, or the file): never lost. After a pass there, one
+        not delivered is counted in conflict: it waits for that person."""
         blog = self.w.blog
-        waiting = " in conflict (" in blog.ok("status").stdout
+        stuck = " in conflict (" in blog.ok("status").stdout
         for line in self.w.hand_edits:
             if blog.remote_git("log", "--format=%H", "--fixed-strings", f"-S{line}", "main"):
                 continue
             kept = blog.git("log", "--format=%H", "--fixed-strings", f"-S{line}", "HEAD")
             kept = kept or blog.git("grep", "--fixed-strings", "-l", line, check=False)
-            assert kept and waiting, (line, "a person's edit of the writer's checkout was lost")
+            assert kept, (line, "a person's edit of the writer's checkout was lost")
+            assert stuck or not writer, (line, "neither delivered nor said to conflict")
 
 
 RULES: tuple[tuple[str, int], ...] = (
