@@ -19,7 +19,7 @@ from gitpub.deliver.confirm import once_held
 from gitpub.git.process import git_out
 from gitpub.prepare import manifest
 from gitpub.store import jobs, reads
-from gitpub.store.db import now
+from gitpub.store.db import at, now, parse_time
 from gitpub.store.jobs import Job, LeaseLost, Move
 
 
@@ -33,40 +33,71 @@ def once_on_remote(ctx: Context, local: Oid, tip: Oid) -> list[Oid]:
 
 
 class _Noticed:
-    """The remote tip this process last looked at for takedowns (a Context memo)."""
+    """What this process's last takedown look saw (a Context memo)."""
 
-    tip: Oid | None = None
+    tip: Oid | None = None  # the remote tip it examined
+    since: str | None = None  # the store's time it began, less LATE
+    held: frozenset[str] = frozenset()  # the jobs it found still published at `tip`
+
+
+LATE = 60.0
+"""Seconds a publication may be recorded before a look began and committed after it (a
+recovery's, another node's): such a job is looked at again on the next look."""
 
 
 def notice(ctx: Context) -> list[Job]:
     """Mark withdrawn each PUBLISHED job whose article left the remote branch — by a deletion
     commit, a rename or a force-push alike; the jobs marked now. An article a person edited
-    is still published. Cheap when the tip did not move; when it moved forward, only the
-    paths its commits deleted are looked at.
+    is still published. Cheap when the tip did not move (only jobs published since the last
+    look); when it moved forward, only the paths its commits deleted are looked at, and the
+    jobs published since.
 
     The tip at hand may be older than a publication the store holds (another node's, on a
     shared store, pushed after this clone's last fetch): what looks gone there is looked at
     again on a tip fetched after the jobs were read as PUBLISHED, and only what is gone from
     that one too is marked."""
     tip = ctx.repo.resolve(ctx.tracking_ref)
-    seen = memo(ctx.memos, _Noticed)
-    if tip is None or tip == seen.tip:
+    if tip is None:
         return []
-    deleted = _deleted_since(ctx, seen.tip, tip)
-    looked = [
-        job
-        for job in reads.published_not_withdrawn(ctx.store)
-        if deleted is None or job.target_path in deleted
-    ]
+    seen = memo(ctx.memos, _Noticed)
+    began = now()
+    deleted = set() if tip == seen.tip else _deleted_since(ctx, seen.tip, tip)
+    looked = _to_look_at(ctx, seen, deleted)
     gone = _gone(ctx, looked, tip)
+    lost = {j.job_id for j in gone}
+    still = {j.job_id for j in looked} - lost
     if gone:
         now_tip = _fetched_tip(ctx)
         if now_tip is None:
             return []  # the remote is out of reach: looked at again on a later pass
         gone = _gone(ctx, gone, now_tip)
     marked = [m for m in (_mark(ctx, job, tip) for job in gone) if m is not None]
-    seen.tip = tip  # the next look starts from the tip examined whole, not the one refetched
+    # The next look starts from the tip examined whole, not the one refetched. What it found
+    # published there stays so while the branch only moves forward without deleting it.
+    kept = seen.held - lost if deleted is not None else frozenset()
+    seen.tip, seen.held, seen.since = tip, kept | still, at(parse_time(began) - LATE)
     return marked
+
+
+def _to_look_at(ctx: Context, seen: _Noticed, deleted: set[str] | None) -> list[Job]:
+    """The publications whose article the branch may have lost since the last look (`seen`):
+    every one at a first look or after a rewritten history (`deleted` None); else those at a
+    path the new commits deleted, and those recorded since the last look (a delivery that
+    found its push had landed, a recovery) that it did not find published."""
+    if deleted is None or seen.since is None:
+        return reads.published_not_withdrawn(ctx.store)
+    found = {
+        j.job_id: j
+        for j in reads.published_since(ctx.store, seen.since)
+        if j.job_id not in seen.held
+    }
+    if deleted:
+        found.update(
+            (j.job_id, j)
+            for j in reads.published_not_withdrawn(ctx.store)
+            if j.target_path in deleted
+        )
+    return list(found.values())
 
 
 def _gone(ctx: Context, looked: list[Job], tip: Oid) -> list[Job]:

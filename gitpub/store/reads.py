@@ -127,6 +127,17 @@ def published_not_withdrawn(store: Store) -> list[Job]:
     return [Job.from_row(r) for r in rows]
 
 
+def published_since(store: Store, since: str) -> list[Job]:
+    """The PUBLISHED jobs not withdrawn that were written at or after `since` (a timestamp as
+    `now` writes it): the few a takedown look has not seen yet."""
+    rows = store.conn.execute(
+        "SELECT * FROM blog_publication WHERE state = 'PUBLISHED' AND updated_at >= ?"
+        " AND withdrawn_at IS NULL AND remote_commit IS NOT NULL ORDER BY created_at, job_id",
+        (since,),
+    )
+    return [Job.from_row(r) for r in rows]
+
+
 def published_to(store: Store, path: str) -> list[Job]:
     """The PUBLISHED jobs whose article is `path`, withdrawn or not."""
     return published_to_each(store, [path]).get(path, [])

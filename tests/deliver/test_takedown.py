@@ -181,6 +181,33 @@ def test_a_push_found_taken_down_at_delivery_is_withdrawn_in_the_same_record(blo
     assert not _on_the_remote(blog, shown["job"]["target_path"])
 
 
+def test_a_push_found_on_the_remote_after_a_deletion_commit_is_withdrawn_once_recorded(
+    blog: Blog,
+) -> None:
+    """The same job taken down by a deletion commit instead: its commit is still in the
+    branch's history, so the delivery records it PUBLISHED ("found on remote"), at a tip the
+    process's takedown look had already seen. The next look takes in the jobs published since
+    the last one, and marks it withdrawn (promise model, seed 247, two nodes)."""
+    from gitpub.ops import worker
+
+    job_id = blog.submit("post", article("Post", "Pushed, never recorded, then deleted."))
+    crashed = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": "after_push_before_db"})
+    assert crashed.returncode == 137, crashed.stderr
+    path = str(blog.job(job_id)["job"]["target_path"])
+    blog.clone("person").remove_by_hand(path, "Take the post down")
+    with open_context(blog.root) as ctx:
+        batch.fetch_repairing(ctx)
+        assert withdrawn.notice(ctx) == []  # nothing PUBLISHED yet; this tip is now seen
+        worker.run_until_idle(ctx)
+        assert blog.job(job_id)["job"]["state"] == "PUBLISHED"
+        assert [j.job_id for j in withdrawn.notice(ctx)] == [job_id]  # the tip did not move
+        assert withdrawn.notice(ctx) == []  # and once is enough
+    shown = blog.job(job_id)
+    assert shown["job"]["withdrawn"] is True, shown
+    assert [e["step"] for e in shown["events"]][-2:] == ["published", "withdrawn"]
+    assert not _on_the_remote(blog, path)
+
+
 def _committed_then_published(blog: Blog, path: str) -> tuple[str, str]:
     """A job prepared while its article did not exist yet (a NEW article at `--target`) and
     committed, not delivered; then another job that publishes that article. Their ids."""

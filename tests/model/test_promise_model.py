@@ -412,8 +412,9 @@ class PromiseModel:
             return f"reviewer {how}: conflicts, left for later"
         # What the merge put on the branch: the job's article, and any other the branch still
         # held that the published branch had lost meanwhile (a takedown made after the
-        # review branch was pushed): the person's merge brought it back, not gitpub.
-        back = {m.target, *p.git("diff", "--name-only", "--diff-filter=A", "origin/main").split()}
+        # review branch was pushed; or, by a force-push, a newer version of an article that
+        # is still there): the person's merge brought it back, not gitpub.
+        back = {m.target, *p.git("diff", "--name-only", "--diff-filter=AM", "origin/main").split()}
         p.git("push", "--quiet", "origin", "HEAD:main", f":{branch}")
         m.merged = True
         for other_id, other in self.w.jobs.items():

@@ -791,6 +791,16 @@ MUTANTS = (
         (COMPOSE + "test_a_reviewers_edit_then_merge_publishes_the_edit[sqlite-edit-seen]",),
     ),
     Mutant(
+        "a publication recorded after the takedown look saw its tip is never looked at",
+        "gitpub/deliver/withdrawn.py",
+        "        for j in reads.published_since(ctx.store, seen.since)\n",
+        "        for j in ()\n",
+        (
+            "tests/deliver/test_takedown.py::test_a_push_found_on_the_remote_after_a_deletion_"
+            "commit_is_withdrawn_once_recorded",
+        ),
+    ),
+    Mutant(
         "a deletion commit is no takedown while the job's commit is in the history",
         "gitpub/deliver/withdrawn.py",
         "    if data is None:\n",
@@ -800,8 +810,8 @@ MUTANTS = (
     Mutant(
         "a takedown is looked for only on a worker's first look",
         "gitpub/deliver/withdrawn.py",
-        "        if deleted is None or job.target_path in deleted\n",
-        "        if deleted is None\n",
+        "    if deleted:\n",
+        "    if False:\n",
         (
             "tests/deliver/test_takedown.py::"
             "test_a_worker_that_keeps_running_notices_a_deletion_after_its_first_look",
@@ -1079,8 +1089,8 @@ MUTANTS = (
     Mutant(
         "no takedown is ever noticed",
         "gitpub/deliver/withdrawn.py",
-        "    if tip is None or tip == seen.tip:\n",
-        "    if True:\n",
+        "    looked = _to_look_at(ctx, seen, deleted)\n",
+        "    looked: list[Job] = []\n",
         (MODEL + "test_the_promise_holds_on_a_plain_blog[1]", MODEL_FONTS + "[1]"),
     ),
     Mutant(
