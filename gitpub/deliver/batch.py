@@ -81,6 +81,10 @@ def deliver_locked(
         )
         results.update({j.job_id: failed for j in held if j.job_id in again})
         marks = {}
+    # A landmark naming another commit than the job's is an earlier attempt's (its worker died
+    # before removing it, and a person retried the job since): it says nothing of this one.
+    own: dict[str, str | None] = {j.job_id: j.local_commit for j in held}
+    marks = {i: m for i, m in marks.items() if m.landed == own.get(i)}
     known_before(ctx, [j for j in held if j.job_id not in results], marks, results)
     heads = job_commits(ctx, [j for j in held if j.job_id not in results], results)
     pending = [j for j in held if j.job_id in heads and j.job_id not in results]
@@ -187,6 +191,10 @@ def _push_round(
         for job in stacked:
             results[job.job_id] = failure
         return []
+    elif earlier := set(landmark.refused(pushed.stderr)):
+        # Refused for an earlier attempt's landmark, not for a moved branch: it goes, and the
+        # next round pushes again.
+        landmark.clear_earlier(ctx, [j for j in stacked if j.job_id in earlier])
     return _confirm_round(ctx, stacked, pushed, marks if pushed.marked else {}, race, results)
 
 

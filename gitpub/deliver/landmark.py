@@ -26,6 +26,7 @@ from gitpub.core.states import State
 from gitpub.deliver import guard
 from gitpub.git.process import git_out, run_git
 from gitpub.store import jobs
+from gitpub.store.jobs import Job
 
 PREFIX = "refs/blog-landed/"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -117,6 +118,28 @@ def remove(ctx: Context, marks: Mapping[str, Oid]) -> bool:
     if not marks:
         return True
     return guard.withdraw_refs(ctx.repo, ctx.config.publish.remote, refs(marks))
+
+
+def refused(output: str) -> list[str]:
+    """The jobs whose landmark a push's porcelain output says the remote refused: a ref of
+    that name exists already (an earlier attempt's)."""
+    found = []
+    for line in output.splitlines():
+        flag, _, rest = line.partition("\t")
+        spec, _, summary = rest.partition("\t")
+        name = spec.rpartition(":")[2]
+        if flag == "!" and name.startswith(PREFIX) and "atomic push failed" not in summary:
+            found.append(name.removeprefix(PREFIX))
+    return found
+
+
+def clear_earlier(ctx: Context, held: Sequence[Job]) -> None:
+    """Delete these jobs' landmarks on the remote that name another commit than the job's
+    own: an earlier attempt's, which a worker that died before removing it left, and which a
+    person's `retry` made history. Each goes only if it still holds what was read."""
+    own: dict[str, str | None] = {j.job_id: j.local_commit for j in held}
+    found = look(ctx, list(own))
+    remove(ctx, {i: m.mark for i, m in found.items() if m.landed != own[i]})
 
 
 def stale(ctx: Context) -> dict[str, Oid]:

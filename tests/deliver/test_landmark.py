@@ -3,6 +3,7 @@ lands the job's commit, holding no article, gone once the publication is recorde
 
 from __future__ import annotations
 
+import pytest
 from testing.fixtures import Blog, article
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -77,3 +78,42 @@ def test_gc_removes_the_landmark_of_a_published_job_a_crash_left(blog: Blog) -> 
     said = blog.ok("gc").stdout
     assert "removed 1 landmark(s) of published jobs from the remote" in said
     assert _landmarks(blog) == [other]
+
+
+@pytest.mark.parametrize("died", [None, "after_rebase_before_push"])
+def test_a_retry_publishes_again_past_the_landmark_its_first_attempt_left(
+    blog: Blog, died: str | None
+) -> None:
+    # Found by the promise model (seed 279): the worker died before removing the landmark of
+    # a job's first publication; a person took the post down and retried the job. The
+    # retry's pushes were refused (the landmark's name was taken), and the next attempt read
+    # that landmark as its own push, landed and taken down: the retry never published.
+    job_id = blog.submit("post", article("Post", "Published, taken down, retried."))
+    crashed = blog.blogpub(
+        "run", "--until-idle", env={"GITPUB_CRASH_AT": "after_published_before_cleanup"}
+    )
+    assert crashed.returncode == 137, crashed.stderr
+    assert _landmarks(blog) == [f"refs/blog-landed/{job_id}"]
+    # The person's force-push also changes another file: the retry's commit then stands on
+    # another base (rebuilt on the same base within the same second, it would be the very
+    # commit taken down, which the tracking ref's history rightly calls taken down).
+    person = blog.clone("person")
+    person.git("reset", "--quiet", "--hard", "HEAD~1")
+    (person.root / "README.md").write_text("a blog, its post taken down\n")
+    person.git("commit", "--quiet", "-am", "take the post down")
+    person.git("push", "--quiet", "--force", "origin", "HEAD:main")
+    blog.ok("run", "--until-idle")
+    assert blog.job(job_id)["job"]["withdrawn"] is True
+
+    blog.ok("retry", job_id)
+    if died:
+        # The retry's worker dies before its push: the next one asks the remote whether that
+        # push landed, and must not take the first attempt's landmark for an answer.
+        crashed = blog.blogpub("run", "--until-idle", env={"GITPUB_CRASH_AT": died})
+        assert crashed.returncode == 137, crashed.stderr
+    blog.ok("run", "--until-idle")
+    job = blog.job(job_id)
+    assert (job["job"]["state"], job["job"]["withdrawn"]) == ("PUBLISHED", False), job["events"]
+    assert job["job"]["remote_commit"] == blog.remote_git("rev-parse", "main")
+    assert blog.commits_with_job(job_id) == 1
+    assert _landmarks(blog) == []

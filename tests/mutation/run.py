@@ -801,6 +801,23 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "an earlier attempt's landmark is read as this attempt's landed push",
+        "gitpub/deliver/batch.py",
+        "    marks = {i: m for i, m in marks.items() if m.landed == own.get(i)}\n",
+        "    marks = dict(marks)\n",
+        (
+            LANDMARK + "test_a_retry_publishes_again_past_the_landmark_its_first_attempt_left"
+            "[after_rebase_before_push]",
+        ),
+    ),
+    Mutant(
+        "an earlier attempt's landmark refuses every push of a retried job",
+        "gitpub/deliver/batch.py",
+        "        landmark.clear_earlier(ctx, [j for j in stacked if j.job_id in earlier])\n",
+        "        pass\n",
+        (LANDMARK + "test_a_retry_publishes_again_past_the_landmark_its_first_attempt_left[None]",),
+    ),
+    Mutant(
         "a deletion commit is no takedown while the job's commit is in the history",
         "gitpub/deliver/withdrawn.py",
         "    if data is None:\n",
