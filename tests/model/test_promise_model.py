@@ -416,7 +416,13 @@ class PromiseModel:
         # is still there): the person's merge brought it back, not gitpub.
         back = {m.target, *p.git("diff", "--name-only", "--diff-filter=AM", "origin/main").split()}
         p.git("push", "--quiet", "origin", "HEAD:main", f":{branch}")
-        m.merged = True
+        if _git_ok(p.root, "cat-file", "-e", f"HEAD:{m.target}").returncode:
+            # git followed a person's rename of the article: the job's change went into the
+            # renamed file and its own path holds nothing, so for gitpub the branch was
+            # deleted unmerged.
+            m.deleted = True
+        else:
+            m.merged = True
         for other_id, other in self.w.jobs.items():
             if other.target in back:
                 # A person put the article back: theirs to do. Unless a worker saw it gone
