@@ -99,6 +99,7 @@ class Modelled:
     branch_text: str | None = None  # a reviewer's edit on its review branch
     merged: bool = False  # its review branch merged by a person
     deleted: bool = False  # its review branch deleted unmerged
+    restored: bool = False  # its commit gone, its bytes put back by a person's merge
 
 
 @dataclass
@@ -251,7 +252,7 @@ class PromiseModel:
                     # revises a published article (while it is still down, gitpub holds such
                     # a job back by its own rule, which the walk does not need to repeat).
                     other.taken_down = False
-        m.taken_down = m.gone = m.merged = m.deleted = False
+        m.taken_down = m.gone = m.merged = m.deleted = m.restored = False
         return f"retry {job_id[:8]} (was {was['state']})"
 
     # -------------------------------------------------------------------- people
@@ -431,7 +432,9 @@ class PromiseModel:
                 # back (a rewritten history that kept them still publishes it).
                 other.taken_down = False
                 if other.gone and not self.state(other_id)["withdrawn"]:
-                    other.gone = not (self._in_history(other_id, p) or self._own_bytes(other, p))
+                    kept = self._in_history(other_id, p)
+                    other.restored = not kept and self._own_bytes(other, p)
+                    other.gone = not (kept or other.restored)
         return f"reviewer {how}-merges {branch}"
 
     def _in_history(self, job_id: str, p: Blog) -> bool:
@@ -458,9 +461,10 @@ class PromiseModel:
             commits = bodies.count(f"Blog-Job-Id: {job_id}")
             assert commits <= m.publications, (job_id, commits, m)
             if job["state"] == "PUBLISHED" and not m.gone:
-                # In the history, or its own bytes kept by a history a person rewrote.
+                # In the history, or its own bytes kept by a history a person rewrote, or put
+                # back by a person's merge (whose later edits of it are theirs).
                 own = _git_ok(blog.remote, "show", f"main:{m.target}").stdout == m.text
-                assert job["remote_commit"] in history or own, (job_id, job)
+                assert job["remote_commit"] in history or own or m.restored, (job_id, job)
 
     def job_commits_change_only_their_own_files(self) -> None:
         """The commits gitpub made (its committer identity): a person's squash or rebase of a
