@@ -73,7 +73,7 @@ def deliver_locked(
         return {j.job_id: failed for j in held}
     results: Results = {}
     try:
-        marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])
+        marks = landmark.look(ctx, [j for j in held if j.job_id in again])
     except GitCommandError as exc:
         # Whether an earlier push landed is unknown: those jobs are not pushed blind.
         failed = Result(
@@ -81,10 +81,6 @@ def deliver_locked(
         )
         results.update({j.job_id: failed for j in held if j.job_id in again})
         marks = {}
-    # A landmark naming another commit than the job's is an earlier attempt's (its worker died
-    # before removing it, and a person retried the job since): it says nothing of this one.
-    own: dict[str, str | None] = {j.job_id: j.local_commit for j in held}
-    marks = {i: m for i, m in marks.items() if m.landed == own.get(i)}
     known_before(ctx, [j for j in held if j.job_id not in results], marks, results)
     heads = job_commits(ctx, [j for j in held if j.job_id not in results], results)
     pending = [j for j in held if j.job_id in heads and j.job_id not in results]

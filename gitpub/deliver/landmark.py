@@ -15,7 +15,7 @@ crash left behind is only a name on the remote, and `gc` removes it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import pygit2
@@ -77,13 +77,20 @@ def _named(ctx: Context, mark: Oid, job_id: str) -> Oid | None:
     return None
 
 
-def look(ctx: Context, job_ids: Iterable[str]) -> dict[str, Landmark]:
-    """The landmarks the remote holds for these jobs (one `ls-remote`, and one fetch of the
-    landmarks found, which are a few hundred bytes each). Raises GitCommandError when the
-    remote cannot be asked: a job whose push may have landed is not pushed blind."""
-    wanted = {j: ref(j) for j in job_ids}
+def look(ctx: Context, held: Sequence[Job]) -> dict[str, Landmark]:
+    """The landmarks the remote holds for these jobs' own commits (one `ls-remote`, and one
+    fetch of the landmarks found, which are a few hundred bytes each). Raises GitCommandError
+    when the remote cannot be asked: a job whose push may have landed is not pushed blind."""
+    return _found(ctx, held)[0]
+
+
+def _found(ctx: Context, held: Sequence[Job]) -> tuple[dict[str, Landmark], dict[str, Landmark]]:
+    """The landmarks the remote holds for these jobs: those naming each job's own commit, and
+    those naming another — an earlier attempt's, which a worker that died before removing it
+    left and a person's `retry` made history: it says nothing of this attempt."""
+    wanted: dict[str, str] = {j.job_id: ref(j.job_id) for j in held}
     if not wanted:
-        return {}
+        return {}, {}
     marks = {j: m for j, m in _listed(ctx, list(wanted.values())).items() if j in wanted}
     if marks:
         # By name, not by id: every server lets a client fetch a ref it advertises.
@@ -92,12 +99,15 @@ def look(ctx: Context, job_ids: Iterable[str]) -> dict[str, Landmark]:
             + [wanted[job_id] for job_id in marks],
             ctx.repo.root,
         )
-    found = {}
+    own: dict[str, Landmark] = {}
+    earlier: dict[str, Landmark] = {}
+    commits: dict[str, str | None] = {j.job_id: j.local_commit for j in held}
     for job_id, mark in marks.items():
         landed = _named(ctx, mark, job_id)
         if landed is not None:
-            found[job_id] = Landmark(mark, landed)
-    return found
+            side = own if landed == commits[job_id] else earlier
+            side[job_id] = Landmark(mark, landed)
+    return own, earlier
 
 
 def _listed(ctx: Context, patterns: Sequence[str]) -> dict[str, Oid]:
@@ -134,12 +144,10 @@ def refused(output: str) -> list[str]:
 
 
 def clear_earlier(ctx: Context, held: Sequence[Job]) -> None:
-    """Delete these jobs' landmarks on the remote that name another commit than the job's
-    own: an earlier attempt's, which a worker that died before removing it left, and which a
-    person's `retry` made history. Each goes only if it still holds what was read."""
-    own: dict[str, str | None] = {j.job_id: j.local_commit for j in held}
-    found = look(ctx, list(own))
-    remove(ctx, {i: m.mark for i, m in found.items() if m.landed != own[i]})
+    """Delete these jobs' landmarks on the remote that an earlier attempt left (`_found`),
+    each only if it still holds what was read."""
+    earlier = _found(ctx, held)[1]
+    remove(ctx, {i: m.mark for i, m in earlier.items()})
 
 
 def stale(ctx: Context) -> dict[str, Oid]:

@@ -802,9 +802,9 @@ MUTANTS = (
     ),
     Mutant(
         "an earlier attempt's landmark is read as this attempt's landed push",
-        "gitpub/deliver/batch.py",
-        "    marks = {i: m for i, m in marks.items() if m.landed == own.get(i)}\n",
-        "    marks = dict(marks)\n",
+        "gitpub/deliver/landmark.py",
+        "            side = own if landed == commits[job_id] else earlier\n",
+        "            side = own\n",
         (
             LANDMARK + "test_a_retry_publishes_again_past_the_landmark_its_first_attempt_left"
             "[after_rebase_before_push]",
@@ -970,7 +970,7 @@ MUTANTS = (
     Mutant(
         "a delivery never asks the remote whether an earlier push landed",
         "gitpub/deliver/batch.py",
-        "        marks = landmark.look(ctx, [j.job_id for j in held if j.job_id in again])\n",
+        "        marks = landmark.look(ctx, [j for j in held if j.job_id in again])\n",
         "        marks = {}\n",
         (
             "tests/store/test_shared_store.py::"
