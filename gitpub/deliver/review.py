@@ -214,26 +214,30 @@ def watch(ctx: Context) -> list[Job]:
         # Any node watches: what the job wrote is read from the store, never from a folder
         # only the node that prepared it has.
         ctx.store.fetch_folder(job.job_id)
+        # Its history, read once: an edit `_versions` records adds only `review:edited`,
+        # which the decisions below do not read.
+        events = jobs.events(ctx.store, job.job_id)
         try:
-            versions = _versions(ctx, job, there.get(job.review_branch or ""))
+            versions = _versions(ctx, job, events, there.get(job.review_branch or ""))
         except (ArtifactsDamaged, GitCommandError):
             continue  # nothing to match by (or the branch's commit out of reach): next pass
         gone = job.review_branch not in there
-        move = _decision(ctx, job, versions, line, gone=gone)
+        move = _decision(ctx, job, versions, events, line, gone=gone)
         if move is None and not gone:
-            move = _stranded(ctx, job, there[job.review_branch or ""], tip)
+            move = _stranded(ctx, job, events, there[job.review_branch or ""], tip)
         if move is not None:
             moves.append(move)
     return _settle(ctx, moves)
 
 
-def _stranded(ctx: Context, job: Job, branch_tip: Oid, tip: Oid) -> Move | None:
+def _stranded(
+    ctx: Context, job: Job, events: Sequence[jobs.Event], branch_tip: Oid, tip: Oid
+) -> Move | None:
     """REVIEW for a job whose review branch stands on a commit the published branch no longer
     has (a person force-pushed it away, say a takedown): merging the branch would bring that
     commit back, so it is withdrawn from the remote — only while it still is what was just
     read, the reviewer's edits being recorded already — and `retry` builds again on today's
     tip from the reviewer's last version. None while the branch's base is still published."""
-    events = jobs.events(ctx.store, job.job_id)
     pushed = [str(e["detail"].get("commit")) for e in events if e["step"] == "review:pushed"]
     if not pushed or ctx.repo.resolve(pushed[-1]) is None:
         return None
@@ -284,7 +288,13 @@ def _withdrawing(events: Sequence[jobs.Event]) -> str | None:
 
 
 def _decision(
-    ctx: Context, job: Job, versions: list[Version], line: list[Oid], *, gone: bool
+    ctx: Context,
+    job: Job,
+    versions: list[Version],
+    events: Sequence[jobs.Event],
+    line: list[Oid],
+    *,
+    gone: bool,
 ) -> Move | None:
     for version in versions:
         merged = _first_holding(ctx, line, version.files)
@@ -307,7 +317,7 @@ def _decision(
         # Merged keeping its history (a merge commit, a fast-forward), then its article
         # changed again before the watch looked: the merge was still a person's yes.
         return _published(job, kept, "merged from review (changed since)")
-    withdrawn = _withdrawing(jobs.events(ctx.store, job.job_id))
+    withdrawn = _withdrawing(events)
     if withdrawn is not None:
         return _stranded_move(ctx, job, withdrawn)  # gitpub took the branch, not a reviewer
     reason = f"rejected in review: {job.review_branch} was deleted unmerged"
@@ -400,11 +410,12 @@ def written(ctx: Context, job: Job) -> dict[str, str | None]:
     return {e.path: e.sha256 for e in load_manifest(ctx, job) if e.path not in derived}
 
 
-def _versions(ctx: Context, job: Job, branch_tip: Oid | None) -> list[Version]:
+def _versions(
+    ctx: Context, job: Job, events: Sequence[jobs.Event], branch_tip: Oid | None
+) -> list[Version]:
     """What may have been merged, newest first: the review branch's tip as it is now (when a
     reviewer moved it, recorded once), every edit recorded before, and the job's own."""
     own = written(ctx, job)
-    events = jobs.events(ctx.store, job.job_id)
     pushed = [e["detail"].get("commit") for e in events if e["step"] == "review:pushed"]
     seen = [
         Version(str(e["detail"].get("commit")), _files_of(e["detail"].get("files")), True)

@@ -776,7 +776,7 @@ MUTANTS = (
     Mutant(
         "a review branch gitpub withdrew reads as a reviewer's rejection after a crash",
         "gitpub/deliver/review.py",
-        "    withdrawn = _withdrawing(jobs.events(ctx.store, job.job_id))\n",
+        "    withdrawn = _withdrawing(events)\n",
         "    withdrawn = None\n",
         (
             WORKFLOWS + "test_a_worker_that_dies_after_withdrawing_a_stranded_review_branch_"
