@@ -84,20 +84,19 @@ def _to_look_at(ctx: Context, seen: _Noticed, deleted: set[str] | None) -> list[
     every one at a first look or after a rewritten history (`deleted` None); else those at a
     path the new commits deleted, and those recorded since the last look (a delivery that
     found its push had landed, a recovery) that it did not find published."""
-    if deleted is None or seen.since is None:
+    since = seen.since
+    if deleted is None or since is None:
         return reads.published_not_withdrawn(ctx.store)
-    found = {
-        j.job_id: j
-        for j in reads.published_since(ctx.store, seen.since)
-        if j.job_id not in seen.held
-    }
+    # One statement: every publication when a path went (a few are at it), else the recent.
     if deleted:
-        found.update(
-            (j.job_id, j)
-            for j in reads.published_not_withdrawn(ctx.store)
-            if j.target_path in deleted
-        )
-    return list(found.values())
+        candidates = reads.published_not_withdrawn(ctx.store)
+    else:
+        candidates = reads.published_since(ctx.store, since)
+    return [
+        j
+        for j in candidates
+        if j.target_path in deleted or (j.updated_at >= since and j.job_id not in seen.held)
+    ]
 
 
 def _gone(ctx: Context, looked: list[Job], tip: Oid) -> list[Job]:

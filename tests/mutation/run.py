@@ -40,6 +40,9 @@ MODEL = "tests/model/test_promise_model.py::"
 CONCURRENCY = "tests/ops/test_concurrency.py::"
 LANDMARK = "tests/deliver/test_landmark.py::"
 MODEL_FONTS = MODEL + "test_the_promise_holds_on_a_blog_with_fonts"
+LOOKED_AT = (
+    "        if j.target_path in deleted or (j.updated_at >= since and j.job_id not in seen.held)\n"
+)
 STOLEN = '        raise LeaseLost(f"job {job.job_id}: lease taken by another worker")'
 
 
@@ -793,8 +796,8 @@ MUTANTS = (
     Mutant(
         "a publication recorded after the takedown look saw its tip is never looked at",
         "gitpub/deliver/withdrawn.py",
-        "        for j in reads.published_since(ctx.store, seen.since)\n",
-        "        for j in ()\n",
+        LOOKED_AT,
+        "        if j.target_path in deleted\n",
         (
             "tests/deliver/test_takedown.py::test_a_push_found_on_the_remote_after_a_deletion_"
             "commit_is_withdrawn_once_recorded",
@@ -827,8 +830,8 @@ MUTANTS = (
     Mutant(
         "a takedown is looked for only on a worker's first look",
         "gitpub/deliver/withdrawn.py",
-        "    if deleted:\n",
-        "    if False:\n",
+        LOOKED_AT,
+        "        if j.updated_at >= since and j.job_id not in seen.held\n",
         (
             "tests/deliver/test_takedown.py::"
             "test_a_worker_that_keeps_running_notices_a_deletion_after_its_first_look",
