@@ -365,7 +365,7 @@ class PromiseModel:
             if not self.w.jobs[j].merged
             and not self.w.jobs[j].deleted
             and _git_ok(
-                self.w.blog.remote, "rev-parse", "--verify", f"{self.state(j)['review_branch']}"
+                self.w.blog.remote, "rev-parse", "--verify", str(self.state(j)["review_branch"])
             ).returncode
             == 0
         ]
