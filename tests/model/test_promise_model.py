@@ -569,10 +569,14 @@ class PromiseModel:
         or still in the checkout (a commit, or the file): never lost. After a pass there, one
         not delivered is counted in conflict: it waits for that person."""
         blog = self.w.blog
-        stuck = " in conflict (" in blog.ok("status").stdout
-        for line in self.w.hand_edits:
-            if blog.remote_git("log", "--format=%H", "--fixed-strings", f"-S{line}", "main"):
-                continue
+        waiting = [
+            line
+            for line in self.w.hand_edits
+            if not blog.remote_git("log", "--format=%H", "--fixed-strings", f"-S{line}", "main")
+        ]
+        # Asked only when one is not delivered: `status` is a process of its own, every pass.
+        stuck = bool(waiting) and " in conflict (" in blog.ok("status").stdout
+        for line in waiting:
             kept = blog.git("log", "--format=%H", "--fixed-strings", f"-S{line}", "HEAD")
             kept = kept or blog.git("grep", "--fixed-strings", "-l", line, check=False)
             assert kept, (line, "a person's edit of the writer's checkout was lost")
